@@ -1,0 +1,251 @@
+"""The host backend: the CUDA emulator behind the same protocol as CuPy.
+
+Device memory is host memory; a stream is a FIFO served by its own worker thread, so kernel
+launches and async copies return at once and run in order; events order work across streams.
+Kernels are the project's ``.cu`` sources compiled by g++ against ``aclnn_py/emulator``.
+"""
+from __future__ import annotations
+
+import ctypes
+import queue
+import threading
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import DeviceError
+
+_POISON = 0xFF  # fresh "device" memory reads as NaN / -1, never as plausible zeros
+
+
+class HostStream:
+    """A FIFO of callables run by one daemon worker thread; the first failure is kept for ``synchronize``."""
+
+    def __init__(self, name: str):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, task) -> None:
+        self._queue.put(task)
+
+    def _serve(self) -> None:
+        while True:
+            task = self._queue.get()
+            if task is None:
+                return
+            try:
+                task()
+            except BaseException as exc:  # a kernel error belongs to the stream, reported at sync
+                with self._lock:
+                    if self._error is None:
+                        self._error = exc
+
+    def synchronize(self) -> None:
+        done = threading.Event()
+        self.submit(done.set)
+        done.wait()
+        with self._lock:
+            err, self._error = self._error, None
+        if err is not None:
+            raise DeviceError(str(err)) from err
+
+    def close(self) -> None:
+        self.submit(None)
+
+
+class HostEvent:
+    """Each record makes a fresh flag; a wait captures the flag of the latest record (CUDA semantics)."""
+
+    def __init__(self):
+        self.flag = threading.Event()
+        self.flag.set()  # never recorded: complete, as cudaEventQuery says
+        self.time: float | None = None
+
+    def record(self, stream: HostStream) -> None:
+        flag = threading.Event()
+        self.flag = flag
+
+        def fire():
+            self.time = time.perf_counter()
+            flag.set()
+        stream.submit(fire)
+
+
+class HostBackend:
+    name = "host"
+
+    def __init__(self):
+        self._buffers: dict[int, np.ndarray] = {}
+        self._streams: list[HostStream] = []
+        self._default: HostStream | None = None
+        self._lock = threading.Lock()
+
+    # devices -------------------------------------------------------------------------------
+    def device_count(self) -> int:
+        return 1
+
+    def activate(self, device: int) -> None:
+        pass
+
+    # memory --------------------------------------------------------------------------------
+    def malloc(self, nbytes: int) -> int:
+        buf = np.empty(nbytes + 128, dtype=np.uint8)
+        base = buf.ctypes.data
+        ptr = (base + 127) & ~127  # 128-byte aligned, more than aclrtMalloc's 64
+        buf[ptr - base: ptr - base + nbytes] = _POISON
+        with self._lock:
+            self._buffers[ptr] = buf
+        return ptr
+
+    def free(self, ptr: int) -> None:
+        with self._lock:
+            del self._buffers[ptr]
+
+    malloc_host = malloc
+    free_host = free
+
+    def memcpy(self, dst: int, src: int, nbytes: int, kind: int, stream: HostStream | None) -> None:
+        if stream is None:
+            self.synchronize_all()
+            ctypes.memmove(dst, src, nbytes)
+        else:
+            stream.submit(lambda: ctypes.memmove(dst, src, nbytes))
+
+    def memset(self, ptr: int, value: int, nbytes: int, stream: HostStream | None) -> None:
+        if stream is None:
+            self.synchronize_all()
+            ctypes.memset(ptr, value, nbytes)
+        else:
+            stream.submit(lambda: ctypes.memset(ptr, value, nbytes))
+
+    # streams and events --------------------------------------------------------------------
+    def create_stream(self) -> HostStream:
+        s = HostStream(f"aclnn-py-stream-{len(self._streams)}")
+        with self._lock:
+            self._streams.append(s)
+        return s
+
+    def default_stream(self) -> HostStream:
+        if self._default is None:
+            with self._lock:
+                if self._default is None:
+                    self._default = HostStream("aclnn-py-default-stream")
+                    self._streams.append(self._default)
+        return self._default
+
+    def destroy_stream(self, stream: HostStream) -> None:
+        stream.synchronize()
+        with self._lock:
+            self._streams.remove(stream)
+        stream.close()
+
+    def synchronize(self, stream: HostStream) -> None:
+        stream.synchronize()
+
+    def synchronize_all(self) -> None:
+        errors = []
+        for s in list(self._streams):
+            try:
+                s.synchronize()
+            except DeviceError as e:
+                errors.append(str(e))
+        if errors:
+            raise DeviceError("; ".join(errors))
+
+    def create_event(self) -> HostEvent:
+        return HostEvent()
+
+    def record_event(self, event: HostEvent, stream: HostStream) -> None:
+        event.record(stream)
+
+    def stream_wait_event(self, stream: HostStream, event: HostEvent) -> None:
+        stream.submit(event.flag.wait)
+
+    def synchronize_event(self, event: HostEvent) -> None:
+        event.flag.wait()
+
+    def query_event(self, event: HostEvent) -> bool:
+        return event.flag.is_set()
+
+    def elapsed_ms(self, start: HostEvent, end: HostEvent) -> float:
+        return (end.time - start.time) * 1e3
+
+    # kernels -------------------------------------------------------------------------------
+    def load_module(self, code: str, options: Sequence[str], name_expressions):
+        from ..emulator import compile_module
+        return compile_module(code, options=tuple(options), name_expressions=name_expressions)
+
+    def get_function(self, module, name: str):
+        return module.get_function(name)
+
+    def launch(self, kernel, grid, block, args: Sequence[Any], shared_mem: int, stream: HostStream) -> None:
+        try:
+            params = marshal_args(kernel, args)
+        except Exception as exc:
+            # an argument the kernel cannot take is a launch failure reported on the stream,
+            # in order with the rest of its work, exactly like a fault inside the kernel
+            def fail(exc=exc):
+                raise exc
+            stream.submit(fail)
+            return
+        stream.submit(lambda: kernel.launch(grid, block, params, shared_mem))
+
+    def info(self) -> dict:
+        from ..emulator import cache_dir, compiler_info
+        return {"backend": "host (CUDA emulator)", "compiler": compiler_info(), "kernel cache": str(cache_dir())}
+
+
+class ArgumentError(TypeError):
+    pass
+
+
+def marshal_args(kernel, args: Sequence[Any]) -> list[bytes]:
+    """Turn launch arguments into the bytes a GPU would receive, following CuPy's conversion rules.
+
+    ``int`` → int64 (a pointer, or an integer parameter it fits in: the GPU reads its low bytes),
+    ``float`` → float64, ``bool`` → bool, ``None`` → a null pointer, NumPy scalars and size-1 arrays
+    by value, objects with ``__cuda_array_interface__`` → their data pointer. The emulator then
+    refuses any size mismatch (a Python float for a ``float`` parameter is garbage on a GPU).
+    """
+    sizes, kinds = kernel.param_sizes, kernel.param_kinds
+    name = kernel.name
+    if len(args) != len(sizes):
+        raise ArgumentError(f"kernel {name!r}: {len(args)} arguments given, the kernel takes {len(sizes)}")
+    out = []
+    for i, (a, size, kind) in enumerate(zip(args, sizes, kinds)):
+        if a is None:
+            b = bytes(8)
+        elif isinstance(a, bool):
+            b = bytes([a])
+        elif isinstance(a, int):
+            if kind == "i" and size < 8:
+                lo, hi = -(1 << (8 * size - 1)), (1 << (8 * size)) - 1
+                if not lo <= a <= hi:
+                    raise ArgumentError(f"kernel {name!r} argument {i}: {a} does not fit a {size}-byte parameter")
+                b = (a & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+            else:
+                b = (a & ((1 << 64) - 1)).to_bytes(8, "little")
+        elif isinstance(a, float):
+            b = np.float64(a).tobytes()
+        elif isinstance(a, np.generic):
+            b = a.tobytes()
+        elif isinstance(a, np.ndarray):
+            if a.size != 1:
+                raise ArgumentError(f"kernel {name!r} argument {i}: only numpy.ndarrays of size one can be "
+                                    f"passed by value (use acl.rt.malloc memory or an object with __cuda_array_interface__)")
+            b = a.tobytes()
+        elif hasattr(a, "__cuda_array_interface__"):
+            b = int(a.__cuda_array_interface__["data"][0]).to_bytes(8, "little")
+        elif hasattr(a, "ptr") and isinstance(a.ptr, int):
+            b = a.ptr.to_bytes(8, "little")
+        else:
+            raise ArgumentError(f"kernel {name!r} argument {i}: unsupported type {type(a).__name__}")
+        if len(b) != size:
+            raise ArgumentError(f"kernel {name!r} argument {i}: {len(b)} bytes given for a {size}-byte parameter"
+                                + (" (a Python float is passed as float64; use numpy.float32)" if isinstance(a, float) else ""))
+        out.append(b)
+    return out

@@ -1,0 +1,53 @@
+"""``aclnn-py``: samples, support table, device info, benchmarks."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def cmd_info(args) -> int:
+    import numpy as np
+
+    from . import __version__
+    from . import acl
+    from .backends import get_backend
+    from ._paths import kernels_dir
+
+    be = get_backend()
+    print(f"aclnn-py {__version__} (numpy {np.__version__}, python {sys.version.split()[0]})")
+    acl.init()
+    n, ret = acl.rt.get_device_count()
+    print(f"devices: {n} ({be.name})")
+    for k, v in be.info().items():
+        print(f"{k}: {v}")
+    print(f"kernels: {kernels_dir()}")
+    acl.finalize()
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="aclnn-py", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("info", help="devices, backend, compiler or CuPy/CUDA versions, kernel cache")
+    sp = sub.add_parser("samples", help="run every sample on the default device")
+    sp.add_argument("names", nargs="*", help="run only these samples (file stems)")
+    su = sub.add_parser("support", help="print the live support table")
+    su.add_argument("--format", choices=("text", "md"), default="text")
+    sub.add_parser("bench", help="run the benchmarks (host overhead; GPU kernels when a GPU is present)")
+    args = p.parse_args(argv)
+    if args.cmd == "info":
+        return cmd_info(args)
+    if args.cmd == "samples":
+        from .samples_runner import run_samples
+        return run_samples(args.names)
+    if args.cmd == "support":
+        from .support import print_support
+        return print_support(args.format)
+    if args.cmd == "bench":
+        from .bench import main as bench_main
+        return bench_main()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
