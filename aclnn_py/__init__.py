@@ -19,9 +19,15 @@ from .raw import RawKernel, RawModule
 from .status import AclError, AclnnError, AclnnStatus, CudnnStatus, check
 from .tensor import *  # noqa: F401,F403  the meta API
 from .tensor import __all__ as _tensor_all
+from .executor import (aclDestroyAclOpExecutor, aclSetAclOpExecutorRepeatable, aclSetInputTensorAddr,
+                       aclSetOutputTensorAddr, aclSetTensorAddr, aclOpExecutor)
+from .ops import *  # noqa: F401,F403  every aclnnXxxGetWorkspaceSize / aclnnXxx pair
+from .ops import __all__ as _ops_all
 
 # enum members at top level, as C users write them: ACL_FLOAT, ACL_FORMAT_NCHW, ACLNN_SUCCESS ...
 globals().update({m.name: m for e in (aclDataType, aclFormat, AclnnStatus, AclError) for m in e})
 
 __all__ = ["acl", "aclDataType", "aclFormat", "get_recent_err_msg", "RawKernel", "RawModule", "AclError",
-           "AclnnError", "AclnnStatus", "CudnnStatus", "check", *_tensor_all]
+           "AclnnError", "AclnnStatus", "CudnnStatus", "check", "aclOpExecutor", "aclSetAclOpExecutorRepeatable",
+           "aclDestroyAclOpExecutor", "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclSetTensorAddr",
+           *_tensor_all, *_ops_all]

@@ -40,6 +40,9 @@ def run_sample(path: Path, verbose: bool = False) -> tuple[bool, str, float]:
     except Exception:
         buf.write(traceback.format_exc())
         ok = False
+        from . import acl
+        if acl._state.state.initialized:   # a failed sample must not leave the runtime to the next one
+            acl.finalize()
     return ok, buf.getvalue(), time.perf_counter() - t0
 
 
