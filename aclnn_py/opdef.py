@@ -11,7 +11,6 @@ Phase 2 is :func:`aclnn_py.executor.run_executor` for every op.
 from __future__ import annotations
 
 import math
-import struct
 from typing import Any, Callable, Sequence
 
 import attrs
@@ -110,13 +109,17 @@ def _is_dense(t: aclTensor, order) -> bool:
     return all(d == 1 or s == e for d, s, e in zip(t.view_dims, t.strides, ds))
 
 
-_VIEW = struct.Struct("<i4xq8q8q8q")
+# struct ViewParams of kernels/copy.cu, passed by value as a structured NumPy scalar (CuPy's way)
+VIEW_PARAMS = np.dtype([("rank", "<i4"), ("pad", "<i4"), ("numel", "<i8"), ("sizes", "<i8", 8),
+                        ("src_strides", "<i8", 8), ("dst_strides", "<i8", 8)])
 
 
-def view_params(sizes, src_strides, dst_strides) -> bytes:
+def view_params(sizes, src_strides, dst_strides) -> np.void:
+    v = np.zeros((), VIEW_PARAMS)
     r = len(sizes)
-    pad = (0,) * (8 - r)
-    return _VIEW.pack(r, math.prod(sizes), *sizes, *pad, *src_strides, *pad, *dst_strides, *pad)
+    v["rank"], v["numel"] = r, math.prod(sizes)
+    v["sizes"][:r], v["src_strides"][:r], v["dst_strides"][:r] = sizes, src_strides, dst_strides
+    return v[()]
 
 
 _UINT = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}

@@ -144,6 +144,7 @@ class Sample:
     attrs: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     channel_axis: int | None = None
+    mutate: Any = None        # f(dict name -> DeviceTensor): corrupt descriptions before phase 1 (error samples)
 
     def __repr__(self):
         parts = [f"{k}={None if v is None else (np.shape(v.values), A.aclDataType(v.dtype).name[4:], v.layout)}"
@@ -171,6 +172,8 @@ def call_op(reg, sample: Sample, stream=None, *, run: bool = True, workspace_del
     for name, spec in sample.tensors.items():
         if spec is not None:
             dev[name] = make_device_tensor(spec, sample.channel_axis)
+    if sample.mutate is not None:
+        sample.mutate(dev)
     before = {n: read_storage(d) for n, d in dev.items()}
     args = []
     for p in params:
@@ -227,7 +230,13 @@ def assert_close(actual, expected, dtype, *, name="", scale=1.0):
         # the stored result is the f32 result rounded once more: allow its half-ulp on top
         eps = 2.0 ** -10 if dtype == A.ACL_FLOAT16 else 2.0 ** -7
         atol = atol + eps * np.abs(e)
-    np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, err_msg=name)
+    bad = ~(np.abs(a - e) <= atol + rtol * np.abs(e))
+    bad &= ~(np.isnan(a) & np.isnan(e))
+    if bad.any():
+        i = np.argwhere(bad)[0]
+        raise AssertionError(f"{name}: {int(bad.sum())}/{a.size} elements differ; first at {tuple(i)}: "
+                             f"got {a[tuple(i)]!r}, expected {e[tuple(i)]!r} (rtol={rtol}, atol={np.max(atol):.3g}); "
+                             f"max |err| {np.nanmax(np.abs(a - e)):.3g}")
 
 
 BF16 = ml_dtypes.bfloat16
