@@ -339,9 +339,14 @@ def _validate(plan: Plan) -> None:
     # op-specific
     if op.check is not None:
         op.check(plan)
-    # 5. bounds and overlap
-    spans = {}
-    for p in tps:
+
+
+def _static_spans(plan: Plan) -> tuple:
+    """Per tensor, what its memory check needs that does not depend on its address (cached with the plan):
+    (name, slot, byte offset of its lowest element, bytes spanned, written?). Fails if a view leaves its storage."""
+    v = plan.values
+    spans = []
+    for i, p in enumerate(plan.tparams):
         t = v[p.name]
         if t is None or t.numel == 0:
             continue
@@ -349,17 +354,30 @@ def _validate(plan: Plan) -> None:
         if lo < 0 or hi >= math.prod(t.storage_dims):
             plan.fail(INVALID, f"{p.name} view (shape {_fmt_shape(t)}, strides {t.strides}, offset {t.offset}) "
                                f"reaches outside its storage of {math.prod(t.storage_dims)} elements")
-        if t.addr is None:
-            plan.fail(INVALID, f"{p.name} has a null data address")
         isz = t.itemsize
-        start, nbytes = t.addr + lo * isz, (hi - lo + 1) * isz
+        spans.append((p.name, i, lo * isz, (hi - lo + 1) * isz, p.out or p.written))
+    return tuple(spans)
+
+
+def _validate_memory(plan: Plan, spans: tuple) -> None:
+    """Step 5, per call (addresses change between calls with the same plan): every view lies inside
+    one known allocation; outputs overlap no input (an exact in-place alias of an input is fine)."""
+    v = plan.values
+    tensors = [v[p.name] for p in plan.tparams]
+    placed = []
+    for name, slot, lo_b, nbytes, written in spans:
+        addr = tensors[slot].addr
+        if addr is None:
+            plan.fail(INVALID, f"{name} has a null data address")
+        start = addr + lo_b
         if registry.find(start, nbytes) is None:
-            plan.fail(INVALID, f"{p.name} view [0x{start:x}, +{nbytes} bytes) is not inside one allocation "
+            plan.fail(INVALID, f"{name} view [0x{start:x}, +{nbytes} bytes) is not inside one allocation "
                                f"known to the runtime (acl.rt.malloc or from_array)")
-        spans[p.name] = (start, start + nbytes, p.out or p.written, t)
-    written = [(n, s) for n, s in spans.items() if s[2]]
-    for wn, (ws, we, _, wt) in written:
-        for n, (s, e, is_w, t) in spans.items():
+        placed.append((name, start, start + nbytes, written, tensors[slot]))
+    for wn, ws, we, w_written, wt in placed:
+        if not w_written:
+            continue
+        for n, s, e, is_w, t in placed:
             if n == wn or e <= ws or we <= s:
                 continue
             same_view = (t.addr, t.offset, t.strides, t.view_dims, t.data_type) == \
@@ -407,6 +425,25 @@ def _choose_layout(plan: Plan) -> None:
             if ref.numel else False
 
 
+def _plan_key(values, names, tparams):
+    """Everything phase 1's static checks and the plan depend on (not the addresses), or None."""
+    try:
+        key = []
+        for p in tparams:
+            t = values[p.name]
+            key.append(None if t is None else
+                       (t.view_dims, t.strides, t.offset, t.data_type, t.format, t.storage_dims, t.destroyed))
+        for n in names:
+            v = values[n]
+            if not isinstance(v, aclTensor):
+                key.append((type(v), v))
+        k = tuple(key)
+        hash(k)
+        return k
+    except (TypeError, AttributeError):
+        return None
+
+
 def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
     """Make ``aclnn<Name>GetWorkspaceSize`` and ``aclnn<Name>`` from ``opdef`` (and put them in ``namespace``)."""
     api1 = f"aclnn{opdef.name}GetWorkspaceSize"
@@ -415,6 +452,8 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
     tparams = [p for p in opdef.params if isinstance(p, TensorParam) and not p.out] + \
               [p for p in opdef.params if isinstance(p, TensorParam) and p.out]
     n_inputs = sum(1 for p in tparams if not p.out)
+
+    cache: dict = {}     # description of every argument -> (launches, workspace size): phase 1 is pure
 
     def get_workspace_size(*args, **kwargs):
         if len(args) > len(names):
@@ -429,22 +468,35 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
         for p in opdef.params:
             values.setdefault(p.name, None)
         plan = Plan(opdef, api2, values, tparams)
+        key = _plan_key(values, names, tparams)
+        hit = cache.get(key) if key is not None else None
         try:
-            _validate(plan)
-            if plan.ref.numel == 0:
-                if opdef.plan_empty is not None:
-                    opdef.plan_empty(plan)
+            if hit is not None:
+                launches, ws_size, spans = hit
+                _validate_memory(plan, spans)
             else:
-                _choose_layout(plan)
-                opdef.plan(plan)
+                _validate(plan)
+                spans = _static_spans(plan)
+                _validate_memory(plan, spans)
+                if plan.ref.numel == 0:
+                    if opdef.plan_empty is not None:
+                        opdef.plan_empty(plan)
+                else:
+                    _choose_layout(plan)
+                    opdef.plan(plan)
+                launches, ws_size = plan.finish(), plan.ws_size
+                if key is not None:
+                    if len(cache) > 4096:
+                        cache.clear()
+                    cache[key] = (launches, ws_size, spans)
         except OpCheckError as e:
             record_error(e.message)
             return 0, None, e.status
         except (LookupError, RuntimeError, OSError) as e:   # kernel compile / lookup failures
             record_error(f"{api1}: kernel unavailable: {e}")
             return 0, None, AclnnStatus.ACLNN_ERR_INNER_FIND_KERNEL_ERROR
-        ex = aclOpExecutor(api2, [values[p.name] for p in tparams], n_inputs, plan.finish(), plan.ws_size)
-        return plan.ws_size, ex, OK
+        ex = aclOpExecutor(api2, [values[p.name] for p in tparams], n_inputs, launches, ws_size)
+        return ws_size, ex, OK
 
     def run(workspace, workspace_size, executor, stream):
         return run_executor(api2, workspace, workspace_size, executor, stream)

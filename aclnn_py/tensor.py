@@ -32,6 +32,9 @@ OK = AclnnStatus.ACLNN_SUCCESS
 NULLPTR = AclnnStatus.ACLNN_ERR_PARAM_NULLPTR
 
 
+_ITEMSIZE = {dt: info.itemsize for dt in aclDataType if (info := dtype_info(dt)) is not None}
+
+
 def contiguous_strides(dims: Sequence[int]) -> tuple[int, ...]:
     strides, acc = [], 1
     for d in reversed(dims):
@@ -63,8 +66,7 @@ class aclTensor:
 
     @property
     def itemsize(self) -> int:
-        info = dtype_info(self.data_type)
-        return info.itemsize if info else 0
+        return _ITEMSIZE.get(self.data_type, 0)
 
     def element_span(self) -> tuple[int, int]:
         """(lowest, highest) element index the view touches, counted from ``addr``; needs numel > 0."""

@@ -23,9 +23,11 @@ class Registry:
         self._bases: list[int] = []
         self._by_base: dict[int, Allocation] = {}
         self._refs: dict[int, int] = {}   # external registrations are reference-counted
+        self._found: dict[tuple[int, int], Allocation | None] = {}  # lookups since the last change
 
     def add(self, alloc: Allocation) -> None:
         with self._lock:
+            self._found.clear()
             old = self._by_base.get(alloc.base)
             if old is not None:
                 if alloc.kind == "external" and old.kind == "external":
@@ -40,6 +42,7 @@ class Registry:
 
     def remove(self, base: int, kind: str | None = None) -> Allocation | None:
         with self._lock:
+            self._found.clear()
             alloc = self._by_base.get(base)
             if alloc is None or (kind is not None and alloc.kind != kind):
                 return None
@@ -54,18 +57,26 @@ class Registry:
 
     def find(self, addr: int, nbytes: int = 1) -> Allocation | None:
         """The allocation holding all of ``[addr, addr + nbytes)``, or None."""
+        hit = self._found.get((addr, nbytes), False)
+        if hit is not False:
+            return hit
         with self._lock:
-            i = bisect.bisect_right(self._bases, addr) - 1
-            while i >= 0:
-                a = self._by_base[self._bases[i]]
-                if addr + nbytes <= a.base + a.size:
-                    return a
-                # an external view can sit inside a larger earlier allocation; look further back only
-                # while allocations could still reach (cheap: the list is short in practice)
-                i -= 1
-                if a.kind != "external":
-                    break
-            return None
+            found = self._find(addr, nbytes)
+            if len(self._found) > 65536:
+                self._found.clear()
+            self._found[(addr, nbytes)] = found
+            return found
+
+    def _find(self, addr: int, nbytes: int) -> Allocation | None:
+        i = bisect.bisect_right(self._bases, addr) - 1
+        while i >= 0:
+            a = self._by_base[self._bases[i]]
+            if a.base <= addr and addr + nbytes <= a.base + a.size:
+                return a
+            if a.kind != "external":   # only an external view can sit inside an earlier allocation
+                return None
+            i -= 1
+        return None
 
     def __len__(self) -> int:
         return len(self._by_base)
