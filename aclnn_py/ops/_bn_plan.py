@@ -1,0 +1,148 @@
+"""Launch planning for ``kernels/batch_norm.cu``: grid, block, reduction splits, workspace sizes.
+
+Everything here is a pure function of the shape (N, C, S) and the memory order, so workspace sizes
+depend only on shapes (never on data, pointers or the device). The same formulas are written in the
+header comment of ``kernels/batch_norm.cu``; the kernels recompute the NCX tiling (``ncx_geometry``)
+themselves from S, so kernel and planner must stay in step.
+
+A data tensor is a dense buffer of logical shape (N, C, S):
+  NCX (channels_last=False): element (n, c, s) at n*C*S + c*S + s
+  NXC (channels_last=True):  element (n, c, s) at (n*S + s)*C + c
+
+When S == 1 (or C == 1) both orders are the same memory; ``preferred_channels_last`` picks the
+faster (and smaller-mask) kernel variant. The same choice must be used for a forward launch that
+writes a reserve mask and the backward launches that read it.
+"""
+
+from __future__ import annotations
+
+THREADS = 256            # threads per block of every data kernel
+EPT = 16                 # NCX: elements per thread per step (nominal; two-input kernels use 8)
+SEG = 4096               # NCX: longest tile = segment of one (n, c) plane
+CPT = 4                  # NXC: channels per thread
+RPT = 4                  # NXC: rows per thread per step (nominal)
+TARGET_BLOCKS = 1056     # reductions: 132 SMs x 4 resident blocks x 2 waves (H100)
+ELEM_MAX_BLOCKS = 1584   # elementwise: 132 SMs x 12 (3 or 4 resident blocks -> 4 or 3 waves)
+MIN_BLOCK_ELEMS = 8192   # a reduction split handles at least this many elements per channel group
+MAX_SPLIT_ELEMS = 1 << 30  # per-split, per-channel element count stays < 2**31 (int32 count)
+MAX_GRID_Y = 65535
+FINALIZE_WARPS = 8       # finalize kernels: one warp per channel, 8 warps per block
+PER_CHANNEL_MAX_BLOCKS = 1024
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _next_pow2(v: int) -> int:
+    return 1 if v <= 1 else 1 << (int(v) - 1).bit_length()
+
+
+def preferred_channels_last(N: int, C: int, S: int, channels_last: bool) -> bool:
+    """The kernel variant to use: True when S == 1, False when C == 1 (same memory either way)."""
+    if S == 1:
+        return True
+    if C == 1:
+        return False
+    return bool(channels_last)
+
+
+def ncx_geometry(S: int) -> tuple[int, int]:
+    """(seglen, segs): each (n, c) plane is cut into `segs` tiles of `seglen` (multiple of 32)."""
+    s0 = _cdiv(S, SEG)
+    seglen = _cdiv(_cdiv(S, s0), 32) * 32
+    return seglen, _cdiv(S, seglen)
+
+
+def ncx_block(S: int) -> tuple[int, int, int]:
+    """(tx, ty, 1): tx threads along a tile (power of two, 4..256), ty tiles side by side."""
+    seglen, _ = ncx_geometry(S)
+    tx = min(THREADS, max(4, _next_pow2(_cdiv(min(seglen, S), EPT))))
+    return tx, THREADS // tx, 1
+
+
+def nxc_block(C: int) -> tuple[int, int, int]:
+    """(cx, cy, 1): cx threads along C (4 channels each, power of two, 1..32), cy rows."""
+    cx = min(32, _next_pow2(_cdiv(C, CPT)))
+    return cx, THREADS // cx, 1
+
+
+def plan_reduction(N: int, C: int, S: int, channels_last: bool):
+    """Plan of the per-channel reductions ``bn_stats_partial`` / ``bn_bwd_reduce_partial``.
+
+    Returns ``(grid, block, splits, workspace_floats)``:
+      NCX: grid = (C, splits, 1), block = ncx_block(S)
+           splits = min(ceil(TARGET_BLOCKS / C), ceil(N*segs / ty), ceil(N*S / MIN_BLOCK_ELEMS))
+      NXC: grid = (gx, splits, 1), block = nxc_block(C), gx = ceil(C / (4*cx))
+           splits = min(ceil(TARGET_BLOCKS / gx), ceil(N*S / (4*cy)),
+                        ceil(N*S*min(C, 4*cx) / MIN_BLOCK_ELEMS))
+      then splits = max(splits, 1, ceil(N*S / MAX_SPLIT_ELEMS)), capped at 65535.
+    The finalize kernels get `splits` as an argument; the partial kernels read it from gridDim.y.
+    workspace_floats = 3*splits*C + C  (f32 slots, 4-byte aligned):
+      stats:    [0, s*C) mean of split s (shifted), [s*C, 2*s*C) M2, [2*s*C, 3*s*C) count (int32),
+                [3*s*C, 3*s*C + C) the shift K[c]
+      backward: [0, s*C) sum dy, [s*C, 2*s*C) sum dy*(x - mean)
+    Nothing needs zeroing: every slot is written before it is read.
+    """
+    N, C, S = int(N), int(C), int(S)
+    M = N * S
+    if not channels_last:
+        block = ncx_block(S)
+        _, segs = ncx_geometry(S)
+        splits = min(_cdiv(TARGET_BLOCKS, C), _cdiv(N * segs, block[1]), _cdiv(M, MIN_BLOCK_ELEMS))
+        gx = C
+    else:
+        block = nxc_block(C)
+        cx, cy, _ = block
+        gx = _cdiv(C, CPT * cx)
+        splits = min(_cdiv(TARGET_BLOCKS, gx), _cdiv(M, RPT * cy), _cdiv(M * min(C, CPT * cx), MIN_BLOCK_ELEMS))
+    splits = min(MAX_GRID_Y, max(splits, 1, _cdiv(M, MAX_SPLIT_ELEMS)))
+    return (gx, splits, 1), block, splits, 3 * splits * C + C
+
+
+def plan_elementwise(N: int, C: int, S: int, channels_last: bool):
+    """Plan of ``bn_apply`` / ``bn_bwd_elemt``: ``(grid, block)`` (grid-stride inside).
+
+      NCX: block = ncx_block(S), grid = (min(ceil(N*C*segs / ty), ELEM_MAX_BLOCKS), 1, 1)
+      NXC: block = nxc_block(C), grid = (gx, min(ceil(N*S / (4*cy)), max(1, ceil(ELEM_MAX_BLOCKS / gx))), 1)
+    """
+    N, C, S = int(N), int(C), int(S)
+    if not channels_last:
+        block = ncx_block(S)
+        _, segs = ncx_geometry(S)
+        return (min(_cdiv(N * C * segs, block[1]), ELEM_MAX_BLOCKS), 1, 1), block
+    block = nxc_block(C)
+    cx, cy, _ = block
+    gx = _cdiv(C, CPT * cx)
+    gy = min(_cdiv(N * S, RPT * cy), max(1, _cdiv(ELEM_MAX_BLOCKS, gx)), MAX_GRID_Y)
+    return (gx, gy, 1), block
+
+
+def plan_finalize(C: int):
+    """``bn_stats_finalize`` / ``bn_bwd_reduce_finalize``: one warp per channel."""
+    return (_cdiv(int(C), FINALIZE_WARPS), 1, 1), (32 * FINALIZE_WARPS, 1, 1)
+
+
+def plan_per_channel(C: int):
+    """``bn_prep`` / ``bn_prep_elemt_bwd`` / ``bn_gather_stats``: grid-stride over channels."""
+    return (max(1, min(_cdiv(int(C), THREADS), PER_CHANNEL_MAX_BLOCKS)), 1, 1), (THREADS, 1, 1)
+
+
+def reserve_mask_words(N: int, C: int, S: int, channels_last: bool) -> int:
+    """uint32 words of the fused-forward reserve bit mask.
+
+    NCX: each (n, c) plane gets ceil(S/32) words; bit of (n, c, s) = word (n*C + c)*ceil(S/32) + s//32,
+         bit s % 32.
+    NXC: each row (n, s) gets ceil(C/32) words; bit of (n, c, s) = word (n*S + s)*ceil(C/32) + c//32,
+         bit c % 32.
+    Bit set = the activation passed the gradient (identity: always; relu: v > 0; clipped relu:
+    0 < v < ceiling, v = BN(x) [+ z]). Padding bits are written as 0.
+    """
+    N, C, S = int(N), int(C), int(S)
+    if channels_last:
+        return N * S * _cdiv(C, 32)
+    return N * C * _cdiv(S, 32)
+
+
+def reserve_mask_bytes(N: int, C: int, S: int, channels_last: bool) -> int:
+    return 4 * reserve_mask_words(N, C, S, channels_last)

@@ -1,0 +1,1269 @@
+// name_expressions: bn_stats_partial<float, false>, bn_stats_partial<float, true>, bn_stats_partial<__half, false>, bn_stats_partial<__half, true>, bn_stats_partial<__nv_bfloat16, false>, bn_stats_partial<__nv_bfloat16, true>, bn_stats_finalize<float>, bn_stats_finalize<__half>, bn_stats_finalize<__nv_bfloat16>, bn_prep<float>, bn_prep<__half>, bn_prep<__nv_bfloat16>, bn_apply<float, false, false>, bn_apply<float, false, true>, bn_apply<float, true, false>, bn_apply<float, true, true>, bn_apply<__half, false, false>, bn_apply<__half, false, true>, bn_apply<__half, true, false>, bn_apply<__half, true, true>, bn_apply<__nv_bfloat16, false, false>, bn_apply<__nv_bfloat16, false, true>, bn_apply<__nv_bfloat16, true, false>, bn_apply<__nv_bfloat16, true, true>, bn_bwd_reduce_partial<float, false, false>, bn_bwd_reduce_partial<float, false, true>, bn_bwd_reduce_partial<float, true, false>, bn_bwd_reduce_partial<float, true, true>, bn_bwd_reduce_partial<__half, false, false>, bn_bwd_reduce_partial<__half, false, true>, bn_bwd_reduce_partial<__half, true, false>, bn_bwd_reduce_partial<__half, true, true>, bn_bwd_reduce_partial<__nv_bfloat16, false, false>, bn_bwd_reduce_partial<__nv_bfloat16, false, true>, bn_bwd_reduce_partial<__nv_bfloat16, true, false>, bn_bwd_reduce_partial<__nv_bfloat16, true, true>, bn_bwd_reduce_finalize<float>, bn_bwd_reduce_finalize<__half>, bn_bwd_reduce_finalize<__nv_bfloat16>, bn_bwd_elemt<float, false, 0>, bn_bwd_elemt<float, false, 1>, bn_bwd_elemt<float, false, 2>, bn_bwd_elemt<float, true, 0>, bn_bwd_elemt<float, true, 1>, bn_bwd_elemt<float, true, 2>, bn_bwd_elemt<__half, false, 0>, bn_bwd_elemt<__half, false, 1>, bn_bwd_elemt<__half, false, 2>, bn_bwd_elemt<__half, true, 0>, bn_bwd_elemt<__half, true, 1>, bn_bwd_elemt<__half, true, 2>, bn_bwd_elemt<__nv_bfloat16, false, 0>, bn_bwd_elemt<__nv_bfloat16, false, 1>, bn_bwd_elemt<__nv_bfloat16, false, 2>, bn_bwd_elemt<__nv_bfloat16, true, 0>, bn_bwd_elemt<__nv_bfloat16, true, 1>, bn_bwd_elemt<__nv_bfloat16, true, 2>, bn_prep_elemt_bwd<float, int>, bn_prep_elemt_bwd<float, __half>, bn_prep_elemt_bwd<float, float>, bn_prep_elemt_bwd<__half, int>, bn_prep_elemt_bwd<__half, __half>, bn_prep_elemt_bwd<__half, float>, bn_prep_elemt_bwd<__nv_bfloat16, int>, bn_prep_elemt_bwd<__nv_bfloat16, __half>, bn_prep_elemt_bwd<__nv_bfloat16, float>, bn_gather_stats<float, float>, bn_gather_stats<float, __half>, bn_gather_stats<float, __nv_bfloat16>, bn_gather_stats<__half, float>, bn_gather_stats<__half, __half>, bn_gather_stats<__half, __nv_bfloat16>, bn_gather_stats<__nv_bfloat16, float>, bn_gather_stats<__nv_bfloat16, __half>, bn_gather_stats<__nv_bfloat16, __nv_bfloat16>
+//
+// batch_norm.cu — BatchNorm-family kernels: aclnnBatchNorm / BatchNormBackward / BatchNormStats /
+// BatchNormGatherStatsWithCounts / BatchNormElemt / BatchNormReduceBackward /
+// BatchNormElemtBackward, cuDNN BN and BN-Ex (add + activation + reserve mask), oneDNN
+// BatchNormTrainingBackward (variance input). Host-side planning: aclnn_py/ops/_bn_plan.py.
+//
+// ================================================================================================
+// DATA CONTRACT
+// ================================================================================================
+// A data tensor (x, y, z, dy, dx, dz) is a dense buffer of logical shape (N, C, S), S = product of
+// the spatial dims (1 for 2-D input), in the order chosen by the template bool CL:
+//   NCX (CL=false): element (n,c,s) at n*C*S + c*S + s
+//   NXC (CL=true):  element (n,c,s) at (n*S + s)*C + c
+// All data tensors of one launch share that order. T (data) in {float, __half, __nv_bfloat16};
+// P (per-channel user tensors) in {float, T}; Q (counts / counter) as listed per kernel.
+// Sizes are long long (np.int64); eps / momentum / ceiling are float (np.float32); flags int
+// (np.int32); pointers 8 bytes, 0 = null. Arithmetic is f32; statistics combine in f64.
+// S == 1 or C == 1: both orders are the same memory; use _bn_plan.preferred_channels_last
+// (faster, smaller mask) — and the same choice for a forward that writes a mask and the backward
+// that reads it.
+//
+// Alignment: data pointers need only element alignment (and workspace / per-channel f32 arrays /
+// mask 4 bytes). Vector path (16-byte loads and stores) when, for every data pointer of the launch,
+//   NCX: pointer % 16 == 0 and S % (16/sizeof(T)) == 0
+//   NXC: pointer % (4*sizeof(T)) == 0 and C % 4 == 0
+// otherwise the same kernel takes its scalar path (decided once per launch on the device).
+// Exact in-place (same pointer) works for the elementwise kernels (y = x or z; dx = dy or x;
+// dz = dy): every element is read, then written, by one thread and never read again. Partial
+// overlaps are not supported. Nothing needs zeroing beforehand.
+// Every data kernel must be launched with the plan's block (256 threads): the NCX mask writer
+// relies on the plan's tx (power of two >= 4, >= 128 when a plane has several segments).
+//
+// ================================================================================================
+// KERNELS (name expressions: first line; grid/block from _bn_plan)
+// ================================================================================================
+// (1a) bn_stats_partial<T, CL>(const T* x, float* ws, ll N, ll C, ll S)
+//        grid/block = plan_reduction(N, C, S, CL); splits = gridDim.y (any value >= 1 works,
+//        splits that get no rows write count 0 and are ignored).
+//        Per (split, channel): Welford mean / M2 / count of x - K[c], K[c] = the channel's first
+//        element x(0, c, 0) (shifted data: values near the mean, so f32 keeps the variance even
+//        when |mean| >> std). Per thread: a chunk of up to 16 values is reduced two-pass with the
+//        compensated correction and Chan-merged into the thread's state; threads merge in a fixed
+//        tree (warp shuffles / shared memory), never with atomics.
+// (1b) bn_stats_finalize<P>(const float* ws, ll splits, ll C, float eps, float momentum,
+//        const P* weight?, const P* bias?, P* save_mean?, P* save_invstd?, P* running_mean?,
+//        P* running_var?, float* mean_f?, float* scale_f?, float* shift_f?)
+//        grid/block = plan_finalize(C) (one warp per channel). Combines the splits in f64 in a
+//        fixed order: mean = K + mean', var = M2/n (biased), invstd = 1/sqrt(var + eps)
+//        (0 when var == 0 and eps == 0, as PyTorch's InvStd). running_mean = (1-m)*rm + m*mean;
+//        running_var = (1-m)*rv + m*var*n/(n-1) (unbiased; n == 1 gives 0*inf = NaN, the
+//        arithmetic of PyTorch's kernel). Apply coefficients: mean_f = mean,
+//        scale_f = invstd*w, shift_f = b (w = 1, b = 0 when null). Every output is optional.
+// (1c) bn_prep<P>(const P* mean?, const P* stat?, int stat_is_var, float eps, const P* weight?,
+//        const P* bias?, ll C, float* out_mean?, float* out_invstd?, float* out_w?,
+//        float* out_scale?, float* out_shift?)
+//        grid/block = plan_per_channel(C). invstd = stat (stat_is_var = 0) or 1/sqrt(stat + eps)
+//        (stat_is_var = 1: running_var for inference, oneDNN's variance). Null mean -> 0, null
+//        stat -> invstd 1 (resp. variance 1), null weight -> 1, null bias -> 0.
+//        out_scale = invstd*w (apply scale, and g of the inference backward), out_shift = b.
+// (2)  bn_apply<T, CL, FUSED>(const T* x, const T* z?, const float* mean_f, const float* scale_f,
+//        const float* shift_f, T* y, unsigned* mask?, ll N, ll C, ll S, int act, float ceiling)
+//        grid/block = plan_elementwise(N, C, S, CL).
+//        y = (x - mean_f[c]) * scale_f[c] + shift_f[c]           (the (x - mean) form on purpose)
+//        FUSED: v = that [+ z]; y = act(v), act 0 identity, 1 relu (v < 0 ? 0 : v, NaN kept),
+//        2 clipped relu (min(relu(v), ceiling)); mask (if not null) gets one bit per element:
+//        1 = the activation passes the gradient (identity: always; relu: v > 0; clipped:
+//        0 < v < ceiling). FUSED=false ignores z, mask, act, ceiling.
+// (3a) bn_bwd_reduce_partial<T, CL, MASKED>(const T* dy, const T* x, const unsigned* mask,
+//        const float* mean_f, float* ws, ll N, ll C, ll S)
+//        grid/block = plan_reduction (splits = gridDim.y). Per (split, channel):
+//        sum(dy'), sum(dy' * (x - mean_f[c])), dy' = dy, or (MASKED) dy where the mask bit is set.
+// (3b) bn_bwd_reduce_finalize<P>(const float* ws, ll splits, ll C, ll count, const float* invstd_f?,
+//        const float* w_f?, P* sum_dy?, P* sum_dy_xmu?, P* grad_weight?, P* grad_bias?,
+//        float* a_f?, float* k_f?, float* g_f?)
+//        grid/block = plan_finalize(C). f64 fixed-order combine; grad_weight = sum_dy_xmu*invstd,
+//        grad_bias = sum_dy; dx coefficients a = sum_dy/count, k = invstd^2*sum_dy_xmu/count,
+//        g = invstd*w (count = N*S; null invstd_f / w_f read as 1). Every output is optional.
+// (4a) bn_prep_elemt_bwd<P, Q>(const P* mean, const P* invstd, const P* weight?, const P* sum_dy,
+//        const P* sum_dy_xmu, const Q* counter, ll L, ll C, float* out_mean, float* out_a,
+//        float* out_k, float* out_g)            Q in {int, __half, float}; outputs required
+//        grid/block = plan_per_channel(C). Total count = sum of the L counter entries, summed in
+//        f64 on the device by every block in the same fixed order (no host sync); then
+//        a = sum_dy/total, k = invstd^2*sum_dy_xmu/total, g = invstd*w.
+// (4b) bn_bwd_elemt<T, CL, MODE>(const T* dy, const T* x, const unsigned* mask?, const float* mean_f,
+//        const float* a_f, const float* k_f, const float* g_f, T* dx, T* dz?, ll N, ll C, ll S)
+//        grid/block = plan_elementwise.
+//        MODE 0 (inference): dx = dy * g_f[c]            (x, mask, mean_f, a_f, k_f, dz unused)
+//        MODE 1 (training):  dx = (dy - a - (x - mean) * k) * g
+//        MODE 2 (fused):     dy' = dy where the mask bit is set (mask null: dy' = dy);
+//                            dz = dy' (if dz not null); dx = (dy' - a - (x - mean) * k) * g
+// (5)  bn_gather_stats<P, Q>(const P* mean, const P* invstd, const Q* counts, ll world, ll C,
+//        float eps, float momentum, P* running_mean?, P* running_var?, P* mean_all, P* invstd_all)
+//        Q in {float, __half, __nv_bfloat16}; grid/block = plan_per_channel(C). mean/invstd are
+//        [world, C]. Ranks with counts[r] <= 0 (or NaN) are skipped on the device. f64 Chan merge
+//        in rank order with var_r = 1/invstd_r^2 - eps; invstd_all = 1/sqrt(var + eps); running
+//        stats updated with var*n/(n-1), n = total count (untouched when n == 0, where
+//        mean_all = 0 and invstd_all = NaN).
+// (6)  oneDNN BatchNormTrainingBackward: bn_prep with stat_is_var = 1 (P float or bf16), then
+//        (3a), (3b), (4b) MODE 1 — no kernel of its own.
+//
+// Launch sequences of the ops (f32 per-channel arrays live in the workspace):
+//   BatchNorm training:  stats_partial -> stats_finalize(save, running, mean/scale/shift) -> apply
+//   BatchNorm inference: prep(running_mean, running_var, is_var=1, w, b) -> apply
+//   BatchNormStats:      stats_partial -> stats_finalize<float>(save_mean=mean, save_invstd=invstd)
+//   BatchNormElemt:      prep(mean, invstd, is_var=0, w, b) -> apply
+//   BatchNormBackward (training): prep(save_mean, save_invstd, w) -> bwd_reduce_partial
+//                        -> bwd_reduce_finalize(grad_weight, grad_bias, a/k/g) -> bwd_elemt<1>
+//   BatchNormBackward (inference): prep(running_mean, running_var, is_var=1, w) -> bwd_elemt<0>
+//                        with g = out_scale; grads via bwd_reduce_partial/finalize (invstd_f)
+//   BatchNormReduceBackward: prep(mean, invstd) -> bwd_reduce_partial -> bwd_reduce_finalize
+//   BatchNormElemtBackward:  prep_elemt_bwd -> bwd_elemt<1>
+//   BatchNormGatherStatsWithCounts: gather_stats
+//   cuDNN BN-Ex forward: stats_partial -> stats_finalize -> apply<FUSED> (z, act, mask)
+//   cuDNN BN-Ex backward: prep -> bwd_reduce_partial<MASKED> -> bwd_reduce_finalize
+//                        -> bwd_elemt<2> (mask, dz)
+//
+// ================================================================================================
+// WORKSPACE AND RESERVE MASK (formulas mirrored in _bn_plan.py)
+// ================================================================================================
+// Reduction partials, f32 slots, splits = s (from plan_reduction): workspace_floats = 3*s*C + C
+//   stats:    ws[0 .. s*C) shifted means [split][c], ws[s*C .. 2sC) M2, ws[2sC .. 3sC) counts
+//             (int32 bit patterns), ws[3sC .. 3sC + C) shifts K[c]
+//   backward: ws[0 .. s*C) sum dy, ws[s*C .. 2sC) sum dy*(x - mean)
+// splits:
+//   NCX: block (tx, ty) = (clamp(next_pow2(ceil(min(seglen, S)/16)), 4, 256), 256/tx),
+//        grid (C, s): s = min(ceil(1056/C), ceil(N*segs/ty), ceil(N*S/8192))
+//   NXC: block (cx, cy) = (min(32, next_pow2(ceil(C/4))), 256/cx), grid (ceil(C/(4cx)), s):
+//        s = min(ceil(1056/gx), ceil(N*S/(4*cy)), ceil(N*S*min(C, 4cx)/8192))
+//   then s = min(65535, max(s, 1, ceil(N*S / 2^30))) (per-split counts stay below 2^31).
+//   NCX planes are cut into segs = ceil(S/seglen) tiles, seglen = round_up(ceil(S/ceil(S/4096)), 32).
+// Reserve mask (uint32 words, bit b of word w = bit w*32 + b), rows padded to whole words:
+//   NCX: words = N*C*ceil(S/32);  (n,c,s) -> word (n*C + c)*ceil(S/32) + s/32, bit s%32
+//   NXC: words = N*S*ceil(C/32);  (n,c,s) -> word (n*S + s)*ceil(C/32) + c/32, bit c%32
+//   Every word of the mask is written by the forward (padding bits 0), so it needs no zeroing.
+//
+// ================================================================================================
+// PERFORMANCE DESIGN (H100 target: >= 85% of HBM bandwidth on large shapes, NCX and NXC)
+// ================================================================================================
+// Byte model: forward training 3 passes of |x| (stats read x; apply read x, write y); backward
+//   5 (reduce reads x, dy; elemt reads x, dy, writes dx); inference forward / backward 2.
+// NCX: a block works on one channel (reductions: blockIdx.x = c, so no index math per element)
+//   or on a stream of tiles (elementwise: the (plane, segment, channel) position advances
+//   incrementally — no division or modulo by runtime sizes inside the loops). A tile is one
+//   (n, c) plane (or a <= 4096-element segment of it); tx threads cover a tile, ty tiles run side
+//   by side, so small planes (7x7) still fill the block. Each step a thread moves 16 elements
+//   (two-stream kernels: 8) as 16-byte vectors (scalar lane-consecutive loads as fallback).
+// NXC: threads along C (4 channels each, coalesced rows), rows split across blocks.y;
+//   per-channel coefficients sit in registers for the whole grid-stride loop.
+// Grids: reductions ~2 waves (1056 blocks = 132 SMs x 4 x 2); elementwise grid-stride with at
+//   most 1584 blocks (132 x 12: 3 or 4 resident blocks per SM). __launch_bounds__(256, 4) keeps
+//   the hot kernels at <= 64 registers (4 blocks / SM); the fused variants use (256, 3).
+// Reductions are two launches (partials + a tiny finalize) so no semaphore has to be zeroed;
+//   the finalize's fixed-order f64 combine makes every result bitwise reproducible run to run.
+// Stores are written as indices into uint4/uint2 base pointers: nvcc split casts of computed
+//   pointers into scalar stores inside these loops (checked in the PTX: st.global.v4 / v2 now).
+#include "aclnn_common.cuh"
+
+namespace bnk {
+
+using aclnn::Welford;
+using aclnn::kFullMask;
+
+constexpr int kMaxThreads = 256;  // every data kernel runs with exactly the plan's block (<= 256)
+constexpr int kEPT = 16;          // NCX: elements per thread per step
+constexpr int kSeg = 4096;        // NCX: longest tile (segment of one (n, c) plane)
+constexpr int kCPT = 4;           // NXC: channels per thread
+constexpr int kRPT = 4;           // NXC: rows per thread per step
+
+__device__ __forceinline__ long long lmin(long long a, long long b) { return a < b ? a : b; }
+
+// NCX tiling of one (n, c) plane of S elements into `segs` segments of `seglen` (a multiple of
+// 32, so mask words and 16-byte vectors never straddle two tiles). Mirrors _bn_plan.ncx_geometry.
+struct NcxGeom {
+  long long seglen;
+  long long segs;
+};
+__device__ __forceinline__ NcxGeom ncx_geom(long long S) {
+  const long long s0 = (S + kSeg - 1) / kSeg;
+  long long L = (S + s0 - 1) / s0;
+  L = (L + 31) / 32 * 32;
+  NcxGeom g;
+  g.seglen = L;
+  g.segs = (S + L - 1) / L;
+  return g;
+}
+
+__device__ __forceinline__ int lane_id() {
+  return static_cast<int>((threadIdx.x + blockDim.x * threadIdx.y) & 31u);
+}
+
+// ------------------------------------------------------------------------------------------------
+// NCX step I/O. A step of a thread row covers tx*E consecutive elements of a tile; `p` points
+// at the step start, `rem` = elements of the tile left from there (may exceed the step).
+//   VEC:    element e = j*V + k sits at offset (j*tx + x)*V + k   (16-byte vectors, coalesced)
+//   scalar: element e sits at offset e*tx + x                      (lane-consecutive scalars)
+// ------------------------------------------------------------------------------------------------
+template <typename T, bool VEC, int E>
+__device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long at, int rem, int tx, int x,
+                                         float (&v)[E], bool (&ok)[E]) {
+  constexpr int V = aclnn::Vec16<T>::value;
+  if constexpr (VEC) {
+#pragma unroll
+    for (int j = 0; j < E / V; ++j) {
+      const int off = (j * tx + x) * V;
+      const bool in = off < rem;
+      float f[V];
+      if (in) {
+        aclnn::load_vec_f32<V>(base, at + off, f);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) f[k] = 0.f;
+      }
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        v[j * V + k] = f[k];
+        ok[j * V + k] = in;
+      }
+    }
+  } else {
+    const T* p = base + at;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const int off = e * tx + x;
+      ok[e] = off < rem;
+      v[e] = ok[e] ? aclnn::to_f32(p[off]) : 0.f;
+    }
+  }
+}
+
+template <typename T, bool VEC, int E>
+__device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, int rem, int tx, int x,
+                                          const float (&v)[E]) {
+  constexpr int V = aclnn::Vec16<T>::value;
+  if constexpr (VEC) {
+#pragma unroll
+    for (int j = 0; j < E / V; ++j) {
+      const int off = (j * tx + x) * V;
+      if (off < rem) {
+        float f[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) f[k] = v[j * V + k];
+        aclnn::store_vec_f32<V>(base, at + off, f);
+      }
+    }
+  } else {
+    T* p = base + at;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const int off = e * tx + x;
+      if (off < rem) p[off] = aclnn::from_f32<T>(v[e]);
+    }
+  }
+}
+
+// Reserve-mask bits of one step. `mrow` = the plane's first mask word, `sp` = position of the step
+// start inside the plane (a multiple of 32).
+template <typename T, bool VEC, int E>
+__device__ __forceinline__ void ncx_read_bits(const unsigned* __restrict__ mrow, long long sp, int rem, int tx,
+                                              int x, bool (&bit)[E]) {
+  constexpr int V = aclnn::Vec16<T>::value;
+  if constexpr (VEC) {
+#pragma unroll
+    for (int j = 0; j < E / V; ++j) {
+      const int off = (j * tx + x) * V;
+      unsigned w = 0u;
+      if (off < rem) w = mrow[(sp + off) >> 5] >> ((sp + off) & 31);
+#pragma unroll
+      for (int k = 0; k < V; ++k) bit[j * V + k] = (w >> k) & 1u;
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const long long s = sp + e * tx + x;
+      bit[e] = (e * tx + x < rem) ? ((mrow[s >> 5] >> (s & 31)) & 1u) : false;
+    }
+  }
+}
+
+// Writes the mask words of one step. All 32 lanes of the warp must call (warp collectives);
+// `valid` = this thread row has a real tile; bit[e] must be false for elements outside the tile.
+template <typename T, bool VEC, int E>
+__device__ __forceinline__ void ncx_write_bits(unsigned* __restrict__ mrow, long long sp, int rem, bool valid,
+                                               int tx, int x, const bool (&bit)[E]) {
+  constexpr int V = aclnn::Vec16<T>::value;
+  if constexpr (VEC) {
+    constexpr int G = 32 / V;  // lanes per mask word
+    const int g = tx < G ? tx : G;
+    unsigned acc = 0u;
+#pragma unroll
+    for (int j = 0; j < E / V; ++j) {
+      const int off = (j * tx + x) * V;
+      unsigned frag = 0u;
+#pragma unroll
+      for (int k = 0; k < V; ++k) frag |= (bit[j * V + k] ? 1u : 0u) << k;
+      frag <<= (off & 31);
+      const unsigned red = aclnn::warp_group_or(frag, g);
+      if (tx >= G) {
+        if ((x & (g - 1)) == 0 && valid && off < rem) mrow[(sp + off) >> 5] = red;
+      } else {
+        acc |= red;
+        const int end = (j * tx + tx) * V;
+        if ((end & 31) == 0) {
+          if (x == 0 && valid && end - 32 < rem) mrow[(sp + end - 32) >> 5] = acc;
+          acc = 0u;
+        }
+      }
+    }
+  } else {
+    const int lane = lane_id();
+    const int g = tx < 32 ? tx : 32;
+    unsigned acc = 0u;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const unsigned b = __ballot_sync(kFullMask, bit[e]);
+      if (tx >= 32) {
+        const int ws = e * tx + x - lane;  // first element of this warp's word
+        if (lane == 0 && valid && ws < rem) mrow[(sp + ws) >> 5] = b;
+      } else {
+        const int gl = lane & ~(g - 1);
+        acc |= ((b >> gl) & ((1u << g) - 1u)) << ((e * tx) & 31);
+        const int end = e * tx + tx;
+        if ((end & 31) == 0) {
+          if (x == 0 && valid && end - 32 < rem) mrow[(sp + end - 32) >> 5] = acc;
+          acc = 0u;
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// NXC I/O: 4 consecutive channels c0..c0+3 of one row. VEC: C % 4 == 0 and 4*sizeof(T) alignment.
+// ------------------------------------------------------------------------------------------------
+template <typename T, bool VEC>
+__device__ __forceinline__ void nxc_load(const T* __restrict__ base, long long at, long long cleft, float (&f)[kCPT]) {
+  if constexpr (VEC) {
+    aclnn::load_vec_f32<kCPT>(base, at, f);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kCPT; ++k) f[k] = (k < cleft) ? aclnn::to_f32(base[at + k]) : 0.f;
+  }
+}
+
+template <typename T, bool VEC>
+__device__ __forceinline__ void nxc_store(T* __restrict__ base, long long at, long long cleft, const float (&f)[kCPT]) {
+  if constexpr (VEC) {
+    aclnn::store_vec_f32<kCPT>(base, at, f);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kCPT; ++k)
+      if (k < cleft) base[at + k] = aclnn::from_f32<T>(f[k]);
+  }
+}
+
+// Mask nibble of channels c0..c0+3 (c0 % 4 == 0, so one word holds all four).
+__device__ __forceinline__ unsigned nxc_read_bits(const unsigned* __restrict__ mask, long long r, long long W,
+                                                  long long c0) {
+  return (mask[r * W + (c0 >> 5)] >> (c0 & 31)) & 0xfu;
+}
+
+// All 32 lanes must call. Lanes of a row group share a word per 8 lanes (or per cx lanes if cx < 8).
+__device__ __forceinline__ void nxc_write_bits(unsigned* __restrict__ mask, long long r, long long W, long long c0,
+                                               bool ok, unsigned nib, int cx, int x) {
+  const int g = cx < 8 ? cx : 8;
+  const unsigned red = aclnn::warp_group_or(ok ? (nib << (c0 & 31)) : 0u, g);
+  if ((x & (g - 1)) == 0 && ok) mask[r * W + (c0 >> 5)] = red;
+}
+
+// ------------------------------------------------------------------------------------------------
+// block-level combines (fixed order)
+// ------------------------------------------------------------------------------------------------
+// Whole block -> one Welford (thread 0). All threads must call.
+__device__ __forceinline__ Welford<float, int> block_welford(Welford<float, int> w) {
+  __shared__ float s_mean[kMaxThreads / 32];
+  __shared__ float s_m2[kMaxThreads / 32];
+  __shared__ int s_n[kMaxThreads / 32];
+  const int tid = threadIdx.x + blockDim.x * threadIdx.y;
+  const int nw = (blockDim.x * blockDim.y) / 32;
+  w = aclnn::warp_welford(w);
+  if ((tid & 31) == 0) {
+    s_mean[tid >> 5] = w.mean;
+    s_m2[tid >> 5] = w.m2;
+    s_n[tid >> 5] = w.n;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    for (int i = 1; i < nw; ++i) {
+      Welford<float, int> b;
+      b.mean = s_mean[i];
+      b.m2 = s_m2[i];
+      b.n = s_n[i];
+      w = aclnn::welford_merge(w, b);
+    }
+  }
+  return w;
+}
+
+// Whole block -> two sums (thread 0). All threads must call.
+__device__ __forceinline__ void block_sum2(float& a, float& b) {
+  __shared__ float s_a[kMaxThreads / 32];
+  __shared__ float s_b[kMaxThreads / 32];
+  const int tid = threadIdx.x + blockDim.x * threadIdx.y;
+  const int nw = (blockDim.x * blockDim.y) / 32;
+  a = aclnn::warp_sum(a);
+  b = aclnn::warp_sum(b);
+  if ((tid & 31) == 0) {
+    s_a[tid >> 5] = a;
+    s_b[tid >> 5] = b;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    for (int i = 1; i < nw; ++i) {
+      a += s_a[i];
+      b += s_b[i];
+    }
+  }
+}
+
+// NXC: combine the cy thread rows of each thread column (tree over y, fixed). Row 0 gets it.
+__device__ __forceinline__ void column_welford(Welford<float, int> (&w)[kCPT]) {
+  __shared__ float s_mean[kCPT][kMaxThreads];
+  __shared__ float s_m2[kCPT][kMaxThreads];
+  __shared__ int s_n[kMaxThreads];
+  const int cx = blockDim.x, cy = blockDim.y, y = threadIdx.y;
+  const int tid = threadIdx.x + cx * y;
+#pragma unroll
+  for (int k = 0; k < kCPT; ++k) {
+    s_mean[k][tid] = w[k].mean;
+    s_m2[k][tid] = w[k].m2;
+  }
+  s_n[tid] = w[0].n;
+  for (int off = cy >> 1; off > 0; off >>= 1) {
+    __syncthreads();
+    if (y < off) {
+      const int o = tid + off * cx;
+#pragma unroll
+      for (int k = 0; k < kCPT; ++k) {
+        Welford<float, int> b;
+        b.mean = s_mean[k][o];
+        b.m2 = s_m2[k][o];
+        b.n = s_n[o];
+        w[k] = aclnn::welford_merge(w[k], b);
+        s_mean[k][tid] = w[k].mean;
+        s_m2[k][tid] = w[k].m2;
+      }
+      s_n[tid] = w[0].n;
+    }
+  }
+}
+
+__device__ __forceinline__ void column_sum2(float (&a)[kCPT], float (&b)[kCPT]) {
+  __shared__ float s_a[kCPT][kMaxThreads];
+  __shared__ float s_b[kCPT][kMaxThreads];
+  const int cx = blockDim.x, cy = blockDim.y, y = threadIdx.y;
+  const int tid = threadIdx.x + cx * y;
+#pragma unroll
+  for (int k = 0; k < kCPT; ++k) {
+    s_a[k][tid] = a[k];
+    s_b[k][tid] = b[k];
+  }
+  for (int off = cy >> 1; off > 0; off >>= 1) {
+    __syncthreads();
+    if (y < off) {
+      const int o = tid + off * cx;
+#pragma unroll
+      for (int k = 0; k < kCPT; ++k) {
+        a[k] += s_a[k][o];
+        b[k] += s_b[k][o];
+        s_a[k][tid] = a[k];
+        s_b[k][tid] = b[k];
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// activation of the fused forward (cuDNN BN-Ex): returns act(v), `pass` = gradient passes
+// ------------------------------------------------------------------------------------------------
+enum Act { kActIdentity = 0, kActRelu = 1, kActClippedRelu = 2 };
+
+__device__ __forceinline__ float act_fwd(float v, int act, float ceiling, bool& pass) {
+  if (act == kActRelu) {
+    pass = v > 0.f;
+    return v < 0.f ? 0.f : v;  // NaN propagates
+  }
+  if (act == kActClippedRelu) {
+    pass = v > 0.f && v < ceiling;
+    return v < 0.f ? 0.f : (v > ceiling ? ceiling : v);
+  }
+  pass = true;
+  return v;
+}
+
+// ------------------------------------------------------------------------------------------------
+// statistics partial
+// ------------------------------------------------------------------------------------------------
+template <typename T, bool VEC>
+__device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long long N, long long C, long long S,
+                                               long long c, float K, Welford<float, int>& w) {
+  constexpr int E = kEPT;
+  const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
+  const NcxGeom g = ncx_geom(S);
+  const long long Tc = N * g.segs;
+  const long long stride = static_cast<long long>(gridDim.y) * ty;
+  long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
+  if (t >= Tc) return;
+  long long n = t / g.segs, seg = t - n * g.segs;
+  const long long dq = stride / g.segs, dr = stride - dq * g.segs;
+  const int step = tx * E;
+  for (; t < Tc; t += stride) {
+    const long long s0 = seg * g.seglen;
+    const int len = static_cast<int>(lmin(g.seglen, S - s0));
+    const long long off0 = (n * C + c) * S + s0;
+    for (int so = 0; so < len; so += step) {
+      float v[E];
+      bool ok[E];
+      ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+#pragma unroll
+      for (int e = 0; e < E; ++e) v[e] -= K;
+      aclnn::welford_add_chunk(w, v, ok);
+    }
+    seg += dr;
+    n += dq;
+    if (seg >= g.segs) {
+      seg -= g.segs;
+      ++n;
+    }
+  }
+}
+
+template <typename T, bool VEC>
+__device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long long R, long long C, long long c0,
+                                               const float (&K)[kCPT], Welford<float, int> (&w)[kCPT]) {
+  const int cy = blockDim.y, y = threadIdx.y;
+  const long long rpc = static_cast<long long>(cy) * kRPT;
+  const long long cleft = C - c0;
+  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
+    float f[kRPT][kCPT];
+    bool ok[kRPT];
+#pragma unroll
+    for (int j = 0; j < kRPT; ++j) {
+      const long long r = ch * rpc + j * cy + y;
+      ok[j] = r < R;
+      if (ok[j]) {
+        nxc_load<T, VEC>(x, r * C + c0, cleft, f[j]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kCPT; ++k) f[j][k] = 0.f;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kCPT; ++k) {
+      float v[kRPT];
+#pragma unroll
+      for (int j = 0; j < kRPT; ++j) v[j] = f[j][k] - K[k];
+      aclnn::welford_add_chunk(w[k], v, ok);
+    }
+  }
+}
+
+}  // namespace bnk
+
+// ================================================================================================
+// kernels
+// ================================================================================================
+
+// (1a) Per-split Welford partials of x (shifted by K[c], the channel's first element).
+template <typename T, bool CL>
+__global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict__ x, float* __restrict__ ws, long long N, long long C,
+                                 long long S) {
+  using namespace bnk;
+  const long long splits = gridDim.y, split = blockIdx.y;
+  float* ws_mean = ws;
+  float* ws_m2 = ws + splits * C;
+  int* ws_n = reinterpret_cast<int*>(ws + 2 * splits * C);
+  float* ws_K = ws + 3 * splits * C;
+  if constexpr (!CL) {
+    constexpr int V = aclnn::Vec16<T>::value;
+    const long long c = blockIdx.x;
+    const float K = aclnn::to_f32(x[c * S]);
+    Welford<float, int> w{0.f, 0.f, 0};
+    if (S % V == 0 && aclnn::is_aligned(x, 16))
+      ncx_stats_loop<T, true>(x, N, C, S, c, K, w);
+    else
+      ncx_stats_loop<T, false>(x, N, C, S, c, K, w);
+    w = block_welford(w);
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+      ws_mean[split * C + c] = w.mean;
+      ws_m2[split * C + c] = w.m2;
+      ws_n[split * C + c] = w.n;
+      if (split == 0) ws_K[c] = K;
+    }
+  } else {
+    const long long c0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kCPT;
+    const long long R = N * S;
+    float K[kCPT];
+    Welford<float, int> w[kCPT];
+#pragma unroll
+    for (int k = 0; k < kCPT; ++k) {
+      K[k] = (c0 + k < C) ? aclnn::to_f32(x[c0 + k]) : 0.f;
+      w[k] = Welford<float, int>{0.f, 0.f, 0};
+    }
+    if (c0 < C) {
+      if (C % kCPT == 0 && aclnn::is_aligned(x, kCPT * sizeof(T)))
+        nxc_stats_loop<T, true>(x, R, C, c0, K, w);
+      else
+        nxc_stats_loop<T, false>(x, R, C, c0, K, w);
+    }
+    column_welford(w);
+    if (threadIdx.y == 0) {
+#pragma unroll
+      for (int k = 0; k < kCPT; ++k) {
+        const long long c = c0 + k;
+        if (c < C) {
+          ws_mean[split * C + c] = w[k].mean;
+          ws_m2[split * C + c] = w[k].m2;
+          ws_n[split * C + c] = w[k].n;
+          if (split == 0) ws_K[c] = K[k];
+        }
+      }
+    }
+  }
+}
+
+// (1b) Combine the partials of each channel in a fixed order (double), write the statistics.
+template <typename P>
+__global__ void bn_stats_finalize(const float* __restrict__ ws, long long splits, long long C, float eps,
+                                  float momentum, const P* __restrict__ weight, const P* __restrict__ bias,
+                                  P* __restrict__ save_mean, P* __restrict__ save_invstd, P* running_mean,
+                                  P* running_var, float* __restrict__ mean_f, float* __restrict__ scale_f,
+                                  float* __restrict__ shift_f) {
+  const int lane = threadIdx.x & 31;
+  const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (c >= C) return;  // whole warp leaves together
+  const float* ws_mean = ws;
+  const float* ws_m2 = ws + splits * C;
+  const int* ws_n = reinterpret_cast<const int*>(ws + 2 * splits * C);
+  const float* ws_K = ws + 3 * splits * C;
+  aclnn::Welford<double, long long> w{0.0, 0.0, 0};
+  for (long long s = lane; s < splits; s += 32) {
+    aclnn::Welford<double, long long> b;
+    b.mean = ws_mean[s * C + c];
+    b.m2 = ws_m2[s * C + c];
+    b.n = ws_n[s * C + c];
+    w = aclnn::welford_merge(w, b);
+  }
+  w = aclnn::warp_welford(w);
+  if (lane != 0) return;
+  const double n = static_cast<double>(w.n);
+  const double mean = static_cast<double>(ws_K[c]) + w.mean;
+  const double var = w.m2 / n;  // biased
+  const double e = static_cast<double>(eps);
+  const double invstd = (var == 0.0 && e == 0.0) ? 0.0 : 1.0 / sqrt(var + e);
+  if (save_mean) save_mean[c] = aclnn::from_f64<P>(mean);
+  if (save_invstd) save_invstd[c] = aclnn::from_f64<P>(invstd);
+  const double m = static_cast<double>(momentum);
+  if (running_mean) running_mean[c] = aclnn::from_f64<P>((1.0 - m) * aclnn::to_f64(running_mean[c]) + m * mean);
+  if (running_var) {
+    const double unbiased = var * (n / (n - 1.0));  // n == 1: 0 * inf = NaN, as PyTorch's kernel
+    running_var[c] = aclnn::from_f64<P>((1.0 - m) * aclnn::to_f64(running_var[c]) + m * unbiased);
+  }
+  const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
+  const double bv = bias ? aclnn::to_f64(bias[c]) : 0.0;
+  if (mean_f) mean_f[c] = static_cast<float>(mean);
+  if (scale_f) scale_f[c] = static_cast<float>(invstd * wv);
+  if (shift_f) shift_f[c] = static_cast<float>(bv);
+}
+
+// (1c) Per-channel f32 coefficients from user tensors (inference / elemt / backward prep).
+template <typename P>
+__global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, int stat_is_var, float eps,
+                        const P* __restrict__ weight, const P* __restrict__ bias, long long C,
+                        float* __restrict__ out_mean, float* __restrict__ out_invstd, float* __restrict__ out_w,
+                        float* __restrict__ out_scale, float* __restrict__ out_shift) {
+  ACLNN_GRID_STRIDE_LOOP(c, C) {
+    const double m = mean ? aclnn::to_f64(mean[c]) : 0.0;
+    double invstd;
+    if (stat_is_var) {
+      const double var = stat ? aclnn::to_f64(stat[c]) : 1.0;
+      const double e = static_cast<double>(eps);
+      invstd = (var == 0.0 && e == 0.0) ? 0.0 : 1.0 / sqrt(var + e);
+    } else {
+      invstd = stat ? aclnn::to_f64(stat[c]) : 1.0;
+    }
+    const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
+    const double bv = bias ? aclnn::to_f64(bias[c]) : 0.0;
+    if (out_mean) out_mean[c] = static_cast<float>(m);
+    if (out_invstd) out_invstd[c] = static_cast<float>(invstd);
+    if (out_w) out_w[c] = static_cast<float>(wv);
+    if (out_scale) out_scale[c] = static_cast<float>(invstd * wv);
+    if (out_shift) out_shift[c] = static_cast<float>(bv);
+  }
+}
+
+// (2) y = act((x - mean) * scale + shift [+ z]), optional reserve mask.
+namespace bnk {
+
+template <typename T, bool VEC, bool FUSED>
+__device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T* __restrict__ z,
+                                               const float* __restrict__ mean_f, const float* __restrict__ scale_f,
+                                               const float* __restrict__ shift_f, T* __restrict__ y,
+                                               unsigned* __restrict__ mask, long long N, long long C, long long S,
+                                               int act, float ceiling) {
+  constexpr int E = FUSED ? kEPT / 2 : kEPT;  // two input streams -> half the elements per step
+  const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
+  const NcxGeom g = ncx_geom(S);
+  const long long W = (S + 31) / 32;
+  const long long Tall = N * C * g.segs;
+  const long long stride = static_cast<long long>(gridDim.x) * ty;
+  long long t = static_cast<long long>(blockIdx.x) * ty + threadIdx.y;
+  long long p = t / g.segs, seg = t - p * g.segs, c = p % C;
+  const long long dq = stride / g.segs, dr = stride - dq * g.segs, dqc = dq % C;
+  const int step = tx * E;
+  // Block-uniform trip counts (warp collectives inside when writing the mask): every row of
+  // a warp runs the same number of steps; rows without a tile run predicated off.
+  for (long long tb = static_cast<long long>(blockIdx.x) * ty; tb < Tall; tb += stride, t += stride) {
+    const bool valid = t < Tall;
+    const long long s0 = seg * g.seglen;
+    const int len = static_cast<int>(valid ? lmin(g.seglen, S - s0) : lmin(g.seglen, S));
+    float m = 0.f, sc = 0.f, sh = 0.f;
+    if (valid) {
+      m = mean_f[c];
+      sc = scale_f[c];
+      sh = shift_f[c];
+    }
+    const long long off0 = p * S + s0;
+    for (int so = 0; so < len; so += step) {
+      float v[E];
+      bool ok[E];
+      if (valid) {
+        ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+          v[e] = 0.f;
+          ok[e] = false;
+        }
+      }
+      if constexpr (FUSED) {
+        float zv[E];
+        bool zok[E];
+        if (z && valid) ncx_load<T, VEC, E>(z, off0 + so, len - so, tx, xi, zv, zok);
+        bool bit[E];
+#pragma unroll
+        for (int e = 0; e < E; ++e) {
+          float r = (v[e] - m) * sc + sh;
+          if (z && valid) r += zv[e];
+          bool pass;
+          v[e] = act_fwd(r, act, ceiling, pass);
+          bit[e] = ok[e] && pass;
+        }
+        if (valid) ncx_store<T, VEC, E>(y, off0 + so, len - so, tx, xi, v);
+        if (mask) ncx_write_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, valid, tx, xi, bit);
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
+        if (valid) ncx_store<T, VEC, E>(y, off0 + so, len - so, tx, xi, v);
+      }
+    }
+    seg += dr;
+    p += dq;
+    c += dqc;
+    if (seg >= g.segs) {
+      seg -= g.segs;
+      ++p;
+      ++c;
+    }
+    if (c >= C) c -= C;
+  }
+}
+
+template <typename T, bool VEC, bool FUSED>
+__device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T* __restrict__ z,
+                                               const float* __restrict__ mean_f, const float* __restrict__ scale_f,
+                                               const float* __restrict__ shift_f, T* __restrict__ y,
+                                               unsigned* __restrict__ mask, long long N, long long C, long long S,
+                                               int act, float ceiling) {
+  constexpr int RP = FUSED ? kRPT / 2 : kRPT;  // rows per thread per step
+  const int cx = blockDim.x, cy = blockDim.y, xi = threadIdx.x, yi = threadIdx.y;
+  const long long c0 = (static_cast<long long>(blockIdx.x) * cx + xi) * kCPT;
+  const long long cleft = C - c0;
+  const bool cvalid = c0 < C;
+  float m[kCPT], sc[kCPT], sh[kCPT];
+#pragma unroll
+  for (int k = 0; k < kCPT; ++k) {
+    const bool in = k < cleft;
+    m[k] = in ? mean_f[c0 + k] : 0.f;
+    sc[k] = in ? scale_f[c0 + k] : 0.f;
+    sh[k] = in ? shift_f[c0 + k] : 0.f;
+  }
+  const long long R = N * S;
+  const long long W = (C + 31) / 32;
+  const long long rpc = static_cast<long long>(cy) * RP;
+  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {  // block-uniform
+    float f[RP][kCPT];
+    bool ok[RP];
+#pragma unroll
+    for (int j = 0; j < RP; ++j) {
+      const long long r = ch * rpc + j * cy + yi;
+      ok[j] = cvalid && r < R;
+      if (ok[j]) nxc_load<T, VEC>(x, r * C + c0, cleft, f[j]);
+    }
+    if constexpr (FUSED) {
+      float zf[RP][kCPT];
+      if (z) {
+#pragma unroll
+        for (int j = 0; j < RP; ++j) {
+          const long long r = ch * rpc + j * cy + yi;
+          if (ok[j]) nxc_load<T, VEC>(z, r * C + c0, cleft, zf[j]);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < RP; ++j) {
+        const long long r = ch * rpc + j * cy + yi;
+        unsigned nib = 0u;
+        if (ok[j]) {
+#pragma unroll
+          for (int k = 0; k < kCPT; ++k) {
+            float v = (f[j][k] - m[k]) * sc[k] + sh[k];
+            if (z) v += zf[j][k];
+            bool pass;
+            f[j][k] = act_fwd(v, act, ceiling, pass);
+            if (pass && k < cleft) nib |= 1u << k;
+          }
+          nxc_store<T, VEC>(y, r * C + c0, cleft, f[j]);
+        }
+        if (mask) nxc_write_bits(mask, r, W, c0, ok[j], nib, cx, xi);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < RP; ++j) {
+        if (ok[j]) {
+          const long long r = ch * rpc + j * cy + yi;
+#pragma unroll
+          for (int k = 0; k < kCPT; ++k) f[j][k] = (f[j][k] - m[k]) * sc[k] + sh[k];
+          nxc_store<T, VEC>(y, r * C + c0, cleft, f[j]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace bnk
+
+template <typename T, bool CL, bool FUSED>
+__global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __restrict__ x, const T* __restrict__ z, const float* __restrict__ mean_f,
+                         const float* __restrict__ scale_f, const float* __restrict__ shift_f, T* __restrict__ y,
+                         unsigned* __restrict__ mask, long long N, long long C, long long S, int act,
+                         float ceiling) {
+  using namespace bnk;
+  const T* zz = FUSED ? z : nullptr;
+  if constexpr (!CL) {
+    constexpr int V = aclnn::Vec16<T>::value;
+    const bool vec = S % V == 0 && aclnn::is_aligned(x, 16) && aclnn::is_aligned(y, 16) &&
+                     (zz == nullptr || aclnn::is_aligned(zz, 16));
+    if (vec)
+      ncx_apply_loop<T, true, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+    else
+      ncx_apply_loop<T, false, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+  } else {
+    constexpr unsigned long long A = kCPT * sizeof(T);
+    const bool vec = C % kCPT == 0 && aclnn::is_aligned(x, A) && aclnn::is_aligned(y, A) &&
+                     (zz == nullptr || aclnn::is_aligned(zz, A));
+    if (vec)
+      nxc_apply_loop<T, true, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+    else
+      nxc_apply_loop<T, false, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+  }
+}
+
+// (3a) Backward reduce partials: sum(dy'), sum(dy' * (x - mean)), dy' = dy (masked by reserve bits).
+namespace bnk {
+
+template <typename T, bool VEC, bool MASKED>
+__device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
+                                              const unsigned* __restrict__ mask, long long N, long long C,
+                                              long long S, long long c, float m, float& s1, float& s2) {
+  constexpr int E = kEPT / 2;  // two input streams
+  const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
+  const NcxGeom g = ncx_geom(S);
+  const long long W = (S + 31) / 32;
+  const long long Tc = N * g.segs;
+  const long long stride = static_cast<long long>(gridDim.y) * ty;
+  long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
+  if (t >= Tc) return;
+  long long n = t / g.segs, seg = t - n * g.segs;
+  const long long dq = stride / g.segs, dr = stride - dq * g.segs;
+  const int step = tx * E;
+  for (; t < Tc; t += stride) {
+    const long long s0 = seg * g.seglen;
+    const int len = static_cast<int>(lmin(g.seglen, S - s0));
+    const long long p = n * C + c;
+    const long long off0 = p * S + s0;
+    for (int so = 0; so < len; so += step) {
+      float d[E], v[E];
+      bool ok[E];
+      ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
+      ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+      if constexpr (MASKED) {
+        bool bit[E];
+        ncx_read_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+          if (!bit[e]) d[e] = 0.f;
+      }
+      float a = 0.f, b = 0.f;
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        if (ok[e]) {
+          a += d[e];
+          b += d[e] * (v[e] - m);
+        }
+      }
+      s1 += a;
+      s2 += b;
+    }
+    seg += dr;
+    n += dq;
+    if (seg >= g.segs) {
+      seg -= g.segs;
+      ++n;
+    }
+  }
+}
+
+template <typename T, bool VEC, bool MASKED>
+__device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
+                                              const unsigned* __restrict__ mask, long long R, long long C,
+                                              long long c0, const float (&m)[kCPT], float (&s1)[kCPT],
+                                              float (&s2)[kCPT]) {
+  constexpr int RP = kRPT / 2;  // two input streams
+  const int cy = blockDim.y, y = threadIdx.y;
+  const long long rpc = static_cast<long long>(cy) * RP;
+  const long long cleft = C - c0;
+  const long long W = (C + 31) / 32;
+  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
+    float d[RP][kCPT], v[RP][kCPT];
+    bool ok[RP];
+#pragma unroll
+    for (int j = 0; j < RP; ++j) {
+      const long long r = ch * rpc + j * cy + y;
+      ok[j] = r < R;
+      if (ok[j]) {
+        nxc_load<T, VEC>(dy, r * C + c0, cleft, d[j]);
+        nxc_load<T, VEC>(x, r * C + c0, cleft, v[j]);
+        if constexpr (MASKED) {
+          const unsigned nib = nxc_read_bits(mask, r, W, c0);
+#pragma unroll
+          for (int k = 0; k < kCPT; ++k)
+            if (!((nib >> k) & 1u)) d[j][k] = 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kCPT; ++k) {
+      float a = 0.f, b = 0.f;
+#pragma unroll
+      for (int j = 0; j < RP; ++j) {
+        if (ok[j]) {
+          a += d[j][k];
+          b += d[j][k] * (v[j][k] - m[k]);
+        }
+      }
+      s1[k] += a;
+      s2[k] += b;
+    }
+  }
+}
+
+}  // namespace bnk
+
+template <typename T, bool CL, bool MASKED>
+__global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __restrict__ dy, const T* __restrict__ x,
+                                      const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
+                                      float* __restrict__ ws, long long N, long long C, long long S) {
+  using namespace bnk;
+  const long long splits = gridDim.y, split = blockIdx.y;
+  float* ws_a = ws;
+  float* ws_b = ws + splits * C;
+  if constexpr (!CL) {
+    constexpr int V = aclnn::Vec16<T>::value;
+    const long long c = blockIdx.x;
+    const float m = mean_f[c];
+    float s1 = 0.f, s2 = 0.f;
+    if (S % V == 0 && aclnn::is_aligned(dy, 16) && aclnn::is_aligned(x, 16))
+      ncx_bred_loop<T, true, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+    else
+      ncx_bred_loop<T, false, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+    block_sum2(s1, s2);
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+      ws_a[split * C + c] = s1;
+      ws_b[split * C + c] = s2;
+    }
+  } else {
+    const long long c0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kCPT;
+    float m[kCPT], s1[kCPT], s2[kCPT];
+#pragma unroll
+    for (int k = 0; k < kCPT; ++k) {
+      m[k] = (c0 + k < C) ? mean_f[c0 + k] : 0.f;
+      s1[k] = 0.f;
+      s2[k] = 0.f;
+    }
+    if (c0 < C) {
+      constexpr unsigned long long A = kCPT * sizeof(T);
+      if (C % kCPT == 0 && aclnn::is_aligned(dy, A) && aclnn::is_aligned(x, A))
+        nxc_bred_loop<T, true, MASKED>(dy, x, mask, N * S, C, c0, m, s1, s2);
+      else
+        nxc_bred_loop<T, false, MASKED>(dy, x, mask, N * S, C, c0, m, s1, s2);
+    }
+    column_sum2(s1, s2);
+    if (threadIdx.y == 0) {
+#pragma unroll
+      for (int k = 0; k < kCPT; ++k) {
+        if (c0 + k < C) {
+          ws_a[split * C + c0 + k] = s1[k];
+          ws_b[split * C + c0 + k] = s2[k];
+        }
+      }
+    }
+  }
+}
+
+// (3b) Combine backward partials (double, fixed order); outputs and dx coefficients.
+template <typename P>
+__global__ void bn_bwd_reduce_finalize(const float* __restrict__ ws, long long splits, long long C, long long count,
+                                       const float* __restrict__ invstd_f, const float* __restrict__ w_f,
+                                       P* __restrict__ sum_dy, P* __restrict__ sum_dy_xmu, P* __restrict__ grad_weight,
+                                       P* __restrict__ grad_bias, float* __restrict__ a_f, float* __restrict__ k_f,
+                                       float* __restrict__ g_f) {
+  const int lane = threadIdx.x & 31;
+  const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (c >= C) return;  // whole warp leaves together
+  double a = 0.0, b = 0.0;
+  for (long long s = lane; s < splits; s += 32) {
+    a += static_cast<double>(ws[s * C + c]);
+    b += static_cast<double>(ws[(splits + s) * C + c]);
+  }
+  a = aclnn::warp_sum(a);
+  b = aclnn::warp_sum(b);
+  if (lane != 0) return;
+  const double invstd = invstd_f ? static_cast<double>(invstd_f[c]) : 1.0;
+  const double wv = w_f ? static_cast<double>(w_f[c]) : 1.0;
+  if (sum_dy) sum_dy[c] = aclnn::from_f64<P>(a);
+  if (sum_dy_xmu) sum_dy_xmu[c] = aclnn::from_f64<P>(b);
+  if (grad_weight) grad_weight[c] = aclnn::from_f64<P>(b * invstd);
+  if (grad_bias) grad_bias[c] = aclnn::from_f64<P>(a);
+  const double inv_n = 1.0 / static_cast<double>(count);
+  if (a_f) a_f[c] = static_cast<float>(a * inv_n);
+  if (k_f) k_f[c] = static_cast<float>(invstd * invstd * b * inv_n);
+  if (g_f) g_f[c] = static_cast<float>(invstd * wv);
+}
+
+// (4a) aclnnBatchNormElemtBackward prep: total count = sum(counter) on the device, coefficients.
+template <typename P, typename Q>
+__global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restrict__ invstd,
+                                  const P* __restrict__ weight, const P* __restrict__ sum_dy,
+                                  const P* __restrict__ sum_dy_xmu, const Q* __restrict__ counter, long long L,
+                                  long long C, float* __restrict__ out_mean, float* __restrict__ out_a,
+                                  float* __restrict__ out_k, float* __restrict__ out_g) {
+  __shared__ double s_cnt[bnk::kMaxThreads / 32];
+  double t = 0.0;
+  for (long long i = threadIdx.x; i < L; i += blockDim.x) t += aclnn::to_f64(counter[i]);
+  t = aclnn::block_sum(t, s_cnt);
+  __shared__ double s_total;
+  if (threadIdx.x == 0) s_total = t;
+  __syncthreads();
+  const double total = s_total;
+  const double inv_n = 1.0 / total;
+  ACLNN_GRID_STRIDE_LOOP(c, C) {
+    const double is = aclnn::to_f64(invstd[c]);
+    const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
+    out_mean[c] = static_cast<float>(aclnn::to_f64(mean[c]));
+    out_a[c] = static_cast<float>(aclnn::to_f64(sum_dy[c]) * inv_n);
+    out_k[c] = static_cast<float>(is * is * aclnn::to_f64(sum_dy_xmu[c]) * inv_n);
+    out_g[c] = static_cast<float>(is * wv);
+  }
+}
+
+// (4b) dx = (dy' - a - (x - mean) * k) * g  (MODE 1, 2) or dx = dy * g (MODE 0); MODE 2: dy' = dy
+// masked by the reserve bits (mask may be null: no activation), dz = dy' (dz may be null).
+namespace bnk {
+
+template <typename T, bool VEC, int MODE>
+__device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
+                                               const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
+                                               const float* __restrict__ a_f, const float* __restrict__ k_f,
+                                               const float* __restrict__ g_f, T* __restrict__ dx,
+                                               T* __restrict__ dz, long long N, long long C, long long S) {
+  constexpr int E = MODE == 0 ? kEPT : kEPT / 2;  // two input streams in training
+  const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
+  const NcxGeom g = ncx_geom(S);
+  const long long W = (S + 31) / 32;
+  const long long Tall = N * C * g.segs;
+  const long long stride = static_cast<long long>(gridDim.x) * ty;
+  long long t = static_cast<long long>(blockIdx.x) * ty + threadIdx.y;
+  if (t >= Tall) return;  // no collectives in this kernel
+  long long p = t / g.segs, seg = t - p * g.segs, c = p % C;
+  const long long dq = stride / g.segs, dr = stride - dq * g.segs, dqc = dq % C;
+  const int step = tx * E;
+  for (; t < Tall; t += stride) {
+    const long long s0 = seg * g.seglen;
+    const int len = static_cast<int>(lmin(g.seglen, S - s0));
+    const float gg = g_f[c];
+    float m = 0.f, a = 0.f, k = 0.f;
+    if constexpr (MODE != 0) {
+      m = mean_f[c];
+      a = a_f[c];
+      k = k_f[c];
+    }
+    const long long off0 = p * S + s0;
+    for (int so = 0; so < len; so += step) {
+      float d[E];
+      bool ok[E];
+      ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
+      if constexpr (MODE == 0) {
+#pragma unroll
+        for (int e = 0; e < E; ++e) d[e] *= gg;
+      } else {
+        float v[E];
+        ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+        if constexpr (MODE == 2) {
+          if (mask) {
+            bool bit[E];
+            ncx_read_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
+#pragma unroll
+            for (int e = 0; e < E; ++e)
+              if (!bit[e]) d[e] = 0.f;
+          }
+          if (dz) ncx_store<T, VEC, E>(dz, off0 + so, len - so, tx, xi, d);
+        }
+#pragma unroll
+        for (int e = 0; e < E; ++e) d[e] = (d[e] - a - (v[e] - m) * k) * gg;
+      }
+      ncx_store<T, VEC, E>(dx, off0 + so, len - so, tx, xi, d);
+    }
+    seg += dr;
+    p += dq;
+    c += dqc;
+    if (seg >= g.segs) {
+      seg -= g.segs;
+      ++p;
+      ++c;
+    }
+    if (c >= C) c -= C;
+  }
+}
+
+template <typename T, bool VEC, int MODE>
+__device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
+                                               const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
+                                               const float* __restrict__ a_f, const float* __restrict__ k_f,
+                                               const float* __restrict__ g_f, T* __restrict__ dx,
+                                               T* __restrict__ dz, long long N, long long C, long long S) {
+  constexpr int RP = MODE == 0 ? kRPT : kRPT / 2;  // two input streams in training
+  const int cx = blockDim.x, cy = blockDim.y, xi = threadIdx.x, yi = threadIdx.y;
+  const long long c0 = (static_cast<long long>(blockIdx.x) * cx + xi) * kCPT;
+  if (c0 >= C) return;  // no collectives in this kernel
+  const long long cleft = C - c0;
+  float m[kCPT], a[kCPT], k[kCPT], gg[kCPT];
+#pragma unroll
+  for (int q = 0; q < kCPT; ++q) {
+    const bool in = q < cleft;
+    gg[q] = in ? g_f[c0 + q] : 0.f;
+    m[q] = (MODE != 0 && in) ? mean_f[c0 + q] : 0.f;
+    a[q] = (MODE != 0 && in) ? a_f[c0 + q] : 0.f;
+    k[q] = (MODE != 0 && in) ? k_f[c0 + q] : 0.f;
+  }
+  const long long R = N * S;
+  const long long W = (C + 31) / 32;
+  const long long rpc = static_cast<long long>(cy) * RP;
+  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
+    float d[RP][kCPT], v[RP][kCPT];
+    bool ok[RP];
+#pragma unroll
+    for (int j = 0; j < RP; ++j) {
+      const long long r = ch * rpc + j * cy + yi;
+      ok[j] = r < R;
+      if (ok[j]) {
+        nxc_load<T, VEC>(dy, r * C + c0, cleft, d[j]);
+        if constexpr (MODE != 0) nxc_load<T, VEC>(x, r * C + c0, cleft, v[j]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < RP; ++j) {
+      if (!ok[j]) continue;
+      const long long r = ch * rpc + j * cy + yi;
+      if constexpr (MODE == 0) {
+#pragma unroll
+        for (int q = 0; q < kCPT; ++q) d[j][q] *= gg[q];
+      } else {
+        if constexpr (MODE == 2) {
+          if (mask) {
+            const unsigned nib = nxc_read_bits(mask, r, W, c0);
+#pragma unroll
+            for (int q = 0; q < kCPT; ++q)
+              if (!((nib >> q) & 1u)) d[j][q] = 0.f;
+          }
+          if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d[j]);
+        }
+#pragma unroll
+        for (int q = 0; q < kCPT; ++q) d[j][q] = (d[j][q] - a[q] - (v[j][q] - m[q]) * k[q]) * gg[q];
+      }
+      nxc_store<T, VEC>(dx, r * C + c0, cleft, d[j]);
+    }
+  }
+}
+
+}  // namespace bnk
+
+template <typename T, bool CL, int MODE>
+__global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T* __restrict__ dy, const T* __restrict__ x, const unsigned* __restrict__ mask,
+                             const float* __restrict__ mean_f, const float* __restrict__ a_f,
+                             const float* __restrict__ k_f, const float* __restrict__ g_f, T* __restrict__ dx,
+                             T* __restrict__ dz, long long N, long long C, long long S) {
+  using namespace bnk;
+  static_assert(MODE >= 0 && MODE <= 2, "MODE: 0 inference, 1 training, 2 training fused");
+  T* dzz = MODE == 2 ? dz : nullptr;
+  if constexpr (!CL) {
+    constexpr int V = aclnn::Vec16<T>::value;
+    const bool vec = S % V == 0 && aclnn::is_aligned(dy, 16) && aclnn::is_aligned(dx, 16) &&
+                     (MODE == 0 || aclnn::is_aligned(x, 16)) && (dzz == nullptr || aclnn::is_aligned(dzz, 16));
+    if (vec)
+      ncx_belem_loop<T, true, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+    else
+      ncx_belem_loop<T, false, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+  } else {
+    constexpr unsigned long long A = kCPT * sizeof(T);
+    const bool vec = C % kCPT == 0 && aclnn::is_aligned(dy, A) && aclnn::is_aligned(dx, A) &&
+                     (MODE == 0 || aclnn::is_aligned(x, A)) && (dzz == nullptr || aclnn::is_aligned(dzz, A));
+    if (vec)
+      nxc_belem_loop<T, true, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+    else
+      nxc_belem_loop<T, false, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+  }
+}
+
+// (5) Gather per-rank statistics (SyncBN): ranks with count <= 0 are skipped.
+template <typename P, typename Q>
+__global__ void bn_gather_stats(const P* __restrict__ mean, const P* __restrict__ invstd, const Q* __restrict__ counts,
+                                long long world, long long C, float eps, float momentum, P* running_mean,
+                                P* running_var, P* __restrict__ mean_all, P* __restrict__ invstd_all) {
+  const double e = static_cast<double>(eps);
+  ACLNN_GRID_STRIDE_LOOP(c, C) {
+    double avg = 0.0, m2 = 0.0, n = 0.0;
+    for (long long r = 0; r < world; ++r) {
+      const double cnt = aclnn::to_f64(counts[r]);
+      if (!(cnt > 0.0)) continue;
+      const double mr = aclnn::to_f64(mean[r * C + c]);
+      const double is = aclnn::to_f64(invstd[r * C + c]);
+      const double var_r = 1.0 / (is * is) - e;
+      const double nn = n + cnt;
+      const double delta = mr - avg;
+      avg += delta * (cnt / nn);
+      m2 += var_r * cnt + delta * delta * n * cnt / nn;
+      n = nn;
+    }
+    const double var = m2 / n;
+    const double inv = (var == 0.0 && e == 0.0) ? 0.0 : 1.0 / sqrt(var + e);
+    mean_all[c] = aclnn::from_f64<P>(avg);
+    invstd_all[c] = aclnn::from_f64<P>(inv);
+    if (n > 0.0) {
+      const double mo = static_cast<double>(momentum);
+      if (running_mean) running_mean[c] = aclnn::from_f64<P>((1.0 - mo) * aclnn::to_f64(running_mean[c]) + mo * avg);
+      if (running_var)
+        running_var[c] = aclnn::from_f64<P>((1.0 - mo) * aclnn::to_f64(running_var[c]) + mo * (m2 / (n - 1.0)));
+    }
+  }
+}
