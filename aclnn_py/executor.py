@@ -87,6 +87,9 @@ def _resolve(arg, addrs, ws):
     return arg
 
 
+_REFS = (Slot, Ws)
+
+
 def run_executor(api: str, workspace, workspace_size, executor, stream):
     """The generic phase 2 of every op: check, bind addresses, enqueue, consume."""
     if executor is None:
@@ -116,7 +119,7 @@ def run_executor(api: str, workspace, workspace_size, executor, stream):
     addrs = executor.addrs
     try:
         for ln in executor.launches:
-            args = [_resolve(a, addrs, workspace) for a in ln.args]
+            args = [a if type(a) not in _REFS else _resolve(a, addrs, workspace) for a in ln.args]
             backend.launch(ln.kernel, ln.grid, ln.block, args, ln.shared_mem, s)
     except DeviceError as e:
         return fail(AclnnStatus.ACLNN_ERR_RUNTIME_ERROR, f"{api}: launch failed: {e}")

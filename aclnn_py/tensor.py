@@ -32,6 +32,8 @@ OK = AclnnStatus.ACLNN_SUCCESS
 NULLPTR = AclnnStatus.ACLNN_ERR_PARAM_NULLPTR
 
 
+_DESC_FIELDS = frozenset({"view_dims", "strides", "offset", "data_type", "format", "storage_dims", "destroyed"})
+_DESC_IDS: dict[tuple, int] = {}
 _ITEMSIZE = {dt: info.itemsize for dt in aclDataType if (info := dtype_info(dt)) is not None}
 
 
@@ -55,6 +57,23 @@ class aclTensor:
     addr: int | None
     destroyed: bool = False
     owner: Any = attrs.field(default=None, repr=False)   # an external buffer this view keeps alive
+    _desc_id: int | None = attrs.field(default=None, init=False, repr=False)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in _DESC_FIELDS:
+            object.__setattr__(self, "_desc_id", None)
+
+    @property
+    def desc_id(self) -> int:
+        """A small int naming everything about this view but its address (what a plan depends on)."""
+        d = self._desc_id
+        if d is None:
+            k = (self.view_dims, self.strides, self.offset, self.data_type, self.format, self.storage_dims,
+                 self.destroyed)
+            d = _DESC_IDS.setdefault(k, len(_DESC_IDS))
+            object.__setattr__(self, "_desc_id", d)
+        return d
 
     @property
     def rank(self) -> int:

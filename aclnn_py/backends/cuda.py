@@ -100,6 +100,9 @@ class CudaBackend:
     def get_function(self, module, name: str):
         return module.get_function(name)
 
+    def freeze_args(self, kernel, args: Sequence[Any]) -> tuple:
+        return tuple(args)   # CuPy marshals at launch
+
     def launch(self, kernel, grid, block, args: Sequence[Any], shared_mem: int, stream) -> None:
         kernel(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem, stream=stream)
 

@@ -182,6 +182,18 @@ class HostBackend:
     def get_function(self, module, name: str):
         return module.get_function(name)
 
+    def freeze_args(self, kernel, args: Sequence[Any]) -> tuple:
+        """Marshal a planned launch's constant arguments once (phase 1); pointer references stay."""
+        from ..executor import Slot, Ws
+        frozen = []
+        for i, a in enumerate(args):
+            if type(a) in (Slot, Ws):
+                frozen.append(a)
+            else:
+                one = _FakeKernel(kernel, i)
+                frozen.append(marshal_args(one, (a,))[0])
+        return tuple(frozen)
+
     def launch(self, kernel, grid, block, args: Sequence[Any], shared_mem: int, stream: HostStream) -> None:
         try:
             params = marshal_args(kernel, args)
@@ -216,7 +228,17 @@ def marshal_args(kernel, args: Sequence[Any]) -> list[bytes]:
     if len(args) != len(sizes):
         raise ArgumentError(f"kernel {name!r}: {len(args)} arguments given, the kernel takes {len(sizes)}")
     out = []
-    for i, (a, size, kind) in enumerate(zip(args, sizes, kinds)):
+    first = getattr(kernel, "first_index", 0)
+    for i, (a, size, kind) in enumerate(zip(args, sizes, kinds), start=first):
+        ta = type(a)
+        if ta is bytes:                       # already marshalled (a frozen planned argument)
+            if len(a) != size:
+                raise ArgumentError(f"kernel {name!r} argument {i}: {len(a)} bytes given for a {size}-byte parameter")
+            out.append(a)
+            continue
+        if ta is int and size == 8:           # the common case: a pointer
+            out.append((a & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little"))
+            continue
         if a is None:
             b = bytes(8)
         elif isinstance(a, bool):
@@ -249,3 +271,11 @@ def marshal_args(kernel, args: Sequence[Any]) -> list[bytes]:
                                 + (" (a Python float is passed as float64; use numpy.float32)" if isinstance(a, float) else ""))
         out.append(b)
     return out
+
+
+class _FakeKernel:
+    """One parameter of a kernel, so marshal_args can check a single argument."""
+
+    def __init__(self, kernel, i):
+        self.name, self.first_index = kernel.name, i
+        self.param_sizes, self.param_kinds = kernel.param_sizes[i:i + 1], kernel.param_kinds[i:i + 1]
