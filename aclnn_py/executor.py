@@ -78,18 +78,6 @@ class aclOpExecutor:
                 f"{', repeatable' if self.repeatable else ''}{', consumed' if self.consumed else ''})")
 
 
-def _resolve(arg, addrs, ws):
-    t = type(arg)
-    if t is Slot:
-        return addrs[arg.index] + arg.byte_offset
-    if t is Ws:
-        return ws + arg.byte_offset
-    return arg
-
-
-_REFS = (Slot, Ws)
-
-
 def run_executor(api: str, workspace, workspace_size, executor, stream):
     """The generic phase 2 of every op: check, bind addresses, enqueue, consume."""
     if executor is None:
@@ -119,8 +107,7 @@ def run_executor(api: str, workspace, workspace_size, executor, stream):
     addrs = executor.addrs
     try:
         for ln in executor.launches:
-            args = [a if type(a) not in _REFS else _resolve(a, addrs, workspace) for a in ln.args]
-            backend.launch(ln.kernel, ln.grid, ln.block, args, ln.shared_mem, s)
+            backend.launch_planned(ln.kernel, ln.grid, ln.block, ln.args, addrs, workspace, ln.shared_mem, s)
     except DeviceError as e:
         return fail(AclnnStatus.ACLNN_ERR_RUNTIME_ERROR, f"{api}: launch failed: {e}")
     return OK

@@ -103,6 +103,12 @@ class CudaBackend:
     def freeze_args(self, kernel, args: Sequence[Any]) -> tuple:
         return tuple(args)   # CuPy marshals at launch
 
+    def launch_planned(self, kernel, grid, block, args: tuple, slot_addrs, workspace, shared_mem, stream) -> None:
+        from ..executor import Slot, Ws
+        resolved = tuple((slot_addrs[a.index] + a.byte_offset) if type(a) is Slot else
+                         (workspace + a.byte_offset) if type(a) is Ws else a for a in args)
+        kernel(grid, block, resolved, shared_mem=shared_mem, stream=stream)
+
     def launch(self, kernel, grid, block, args: Sequence[Any], shared_mem: int, stream) -> None:
         kernel(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem, stream=stream)
 

@@ -194,6 +194,14 @@ class HostBackend:
                 frozen.append(marshal_args(one, (a,))[0])
         return tuple(frozen)
 
+    def launch_planned(self, kernel, grid, block, args: tuple, slot_addrs, workspace, shared_mem, stream) -> None:
+        """Phase 2's launch: constants were marshalled in phase 1; only pointer references remain."""
+        from ..executor import Slot
+        params = [a if type(a) is bytes else
+                  ((slot_addrs[a.index] if type(a) is Slot else workspace) + a.byte_offset).to_bytes(8, "little")
+                  for a in args]
+        stream.submit(lambda: kernel.launch(grid, block, params, shared_mem))
+
     def launch(self, kernel, grid, block, args: Sequence[Any], shared_mem: int, stream: HostStream) -> None:
         try:
             params = marshal_args(kernel, args)

@@ -1,0 +1,1660 @@
+// cuda_emu.h -- host (CPU) emulation of the CUDA C++ device language for aclnn_py.
+//
+// The loader (aclnn_py/emulator/compiler.py) compiles a generated translation unit
+//     #include "cuda_emu.h"   <- this file: std headers, then the CUDA surface
+//     <the kernel source, user includes inlined, `extern __shared__` rewritten>
+//     <one registration per kernel / name expression>
+// with `g++ -std=c++20 -O2 -fPIC -shared -pthread -fno-strict-aliasing -fvisibility=hidden`.
+//
+// Execution model
+//  * One block runs at a time on an OS thread; blocks are spread over a small pthread pool.
+//  * A kernel that (per the loader's static scan) may reach a barrier or a warp collective runs
+//    each CUDA thread as a fiber (own stack, x86-64 asm context switch, ucontext elsewhere);
+//    all other kernels run as a plain loop over the block's threads (no fibers).
+//  * __syncthreads is a barrier of the block's live (non-exited) threads, with a strict
+//    same-call-site check; warp collectives gather all lanes named in the mask and compute the
+//    results in one step. Deadlocks and misuse are reported as errors, never hangs.
+//
+// Macros: __EMU_CPU__ is defined (1). __CUDA_ARCH__, __CUDACC__, __NVCC__ and __CUDACC_RTC__ are
+// NOT defined: code guarded by them takes its host path (no inline PTX, no CUDA-only headers).
+#ifndef ACLNN_PY_CUDA_EMU_H
+#define ACLNN_PY_CUDA_EMU_H
+
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "cuda_emu.h needs C++20 (g++ -std=c++20)"
+#endif
+#if defined(__CUDA_ARCH__)
+#error "the CPU emulator must be compiled without __CUDA_ARCH__"
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// 1. Every standard header first: libstdc++ uses __attribute__((__noinline__)) & co, so no CUDA
+//    keyword macro may be defined before them.
+// ---------------------------------------------------------------------------------------------
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdarg>
+#include <cmath>
+#include <math.h>
+#include <climits>
+#include <cfloat>
+#include <cassert>
+#include <cerrno>
+#include <ctime>
+#include <new>
+#include <limits>
+#include <utility>
+#include <tuple>
+#include <type_traits>
+#include <initializer_list>
+#include <atomic>
+#include <algorithm>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <sched.h>
+#include <pthread.h>
+#include <time.h>
+#if !defined(__x86_64__) || defined(EMU_USE_UCONTEXT)
+#include <ucontext.h>
+#endif
+
+#define __EMU_CPU__ 1
+
+// ---------------------------------------------------------------------------------------------
+// 2. CUDA keywords
+// ---------------------------------------------------------------------------------------------
+#pragma GCC diagnostic ignored "-Wattributes"
+#define __global__ __attribute__((__emu_global__)) /* marker for the loader; ignored by g++ */
+#define __device__
+#define __host__
+#define __forceinline__ __inline__
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+#define __builtin_align__(n) __attribute__((aligned(n)))
+#define __constant__
+#define __managed__
+#define __grid_constant__
+#define __device_builtin__
+#define __shared__ thread_local          /* block scope: implies static; one block per OS thread */
+#define __CUDA_ALIGN__(n) __attribute__((aligned(n)))
+#ifndef __builtin_assume
+#define __builtin_assume(x) ((void)0)
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// 3. Vector types (CUDA's sizes and alignments) and dim3
+// ---------------------------------------------------------------------------------------------
+#define EMU_VEC1(T, N) struct N##1 { T x; };
+#define EMU_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; };
+#define EMU_VEC2N(T, N) struct N##2 { T x, y; };
+#define EMU_VEC3(T, N) struct N##3 { T x, y, z; };
+#define EMU_VEC4(T, N, A) struct __attribute__((aligned(A))) N##4 { T x, y, z, w; };
+#define EMU_VEC4N(T, N) struct N##4 { T x, y, z, w; };
+EMU_VEC1(signed char, char) EMU_VEC2(signed char, char, 2) EMU_VEC3(signed char, char) EMU_VEC4(signed char, char, 4)
+EMU_VEC1(unsigned char, uchar) EMU_VEC2(unsigned char, uchar, 2) EMU_VEC3(unsigned char, uchar) EMU_VEC4(unsigned char, uchar, 4)
+EMU_VEC1(short, short) EMU_VEC2(short, short, 4) EMU_VEC3(short, short) EMU_VEC4(short, short, 8)
+EMU_VEC1(unsigned short, ushort) EMU_VEC2(unsigned short, ushort, 4) EMU_VEC3(unsigned short, ushort) EMU_VEC4(unsigned short, ushort, 8)
+EMU_VEC1(int, int) EMU_VEC2(int, int, 8) EMU_VEC3(int, int) EMU_VEC4(int, int, 16)
+EMU_VEC1(unsigned int, uint) EMU_VEC2(unsigned int, uint, 8) EMU_VEC3(unsigned int, uint) EMU_VEC4(unsigned int, uint, 16)
+EMU_VEC1(long, long) EMU_VEC2(long, long, 16) EMU_VEC3(long, long) EMU_VEC4(long, long, 16)
+EMU_VEC1(unsigned long, ulong) EMU_VEC2(unsigned long, ulong, 16) EMU_VEC3(unsigned long, ulong) EMU_VEC4(unsigned long, ulong, 16)
+EMU_VEC1(long long, longlong) EMU_VEC2(long long, longlong, 16) EMU_VEC3(long long, longlong) EMU_VEC4(long long, longlong, 16)
+EMU_VEC1(unsigned long long, ulonglong) EMU_VEC2(unsigned long long, ulonglong, 16) EMU_VEC3(unsigned long long, ulonglong) EMU_VEC4(unsigned long long, ulonglong, 16)
+EMU_VEC1(float, float) EMU_VEC2(float, float, 8) EMU_VEC3(float, float) EMU_VEC4(float, float, 16)
+EMU_VEC1(double, double) EMU_VEC2(double, double, 16) EMU_VEC3(double, double) EMU_VEC4(double, double, 16)
+struct __attribute__((aligned(16))) long4_16a { long x, y, z, w; };
+struct __attribute__((aligned(32))) long4_32a { long x, y, z, w; };
+struct __attribute__((aligned(16))) ulong4_16a { unsigned long x, y, z, w; };
+struct __attribute__((aligned(32))) ulong4_32a { unsigned long x, y, z, w; };
+struct __attribute__((aligned(16))) longlong4_16a { long long x, y, z, w; };
+struct __attribute__((aligned(32))) longlong4_32a { long long x, y, z, w; };
+struct __attribute__((aligned(16))) ulonglong4_16a { unsigned long long x, y, z, w; };
+struct __attribute__((aligned(32))) ulonglong4_32a { unsigned long long x, y, z, w; };
+struct __attribute__((aligned(16))) double4_16a { double x, y, z, w; };
+struct __attribute__((aligned(32))) double4_32a { double x, y, z, w; };
+#undef EMU_VEC1
+#undef EMU_VEC2
+#undef EMU_VEC2N
+#undef EMU_VEC3
+#undef EMU_VEC4
+#undef EMU_VEC4N
+
+#define EMU_MK1(N, T) static inline N##1 make_##N##1(T x) { N##1 r; r.x = x; return r; }
+#define EMU_MK2(N, T) static inline N##2 make_##N##2(T x, T y) { N##2 r; r.x = x; r.y = y; return r; }
+#define EMU_MK3(N, T) static inline N##3 make_##N##3(T x, T y, T z) { N##3 r; r.x = x; r.y = y; r.z = z; return r; }
+#define EMU_MK4(N, T) static inline N##4 make_##N##4(T x, T y, T z, T w) { N##4 r; r.x = x; r.y = y; r.z = z; r.w = w; return r; }
+#define EMU_MKALL(N, T) EMU_MK1(N, T) EMU_MK2(N, T) EMU_MK3(N, T) EMU_MK4(N, T)
+EMU_MKALL(char, signed char) EMU_MKALL(uchar, unsigned char) EMU_MKALL(short, short) EMU_MKALL(ushort, unsigned short)
+EMU_MKALL(int, int) EMU_MKALL(uint, unsigned int) EMU_MKALL(long, long) EMU_MKALL(ulong, unsigned long)
+EMU_MKALL(longlong, long long) EMU_MKALL(ulonglong, unsigned long long) EMU_MKALL(float, float) EMU_MKALL(double, double)
+#define EMU_MK4A(N, T) static inline N make_##N(T x, T y, T z, T w) { N r; r.x = x; r.y = y; r.z = z; r.w = w; return r; }
+EMU_MK4A(long4_16a, long) EMU_MK4A(long4_32a, long) EMU_MK4A(ulong4_16a, unsigned long) EMU_MK4A(ulong4_32a, unsigned long)
+EMU_MK4A(longlong4_16a, long long) EMU_MK4A(longlong4_32a, long long) EMU_MK4A(ulonglong4_16a, unsigned long long)
+EMU_MK4A(ulonglong4_32a, unsigned long long) EMU_MK4A(double4_16a, double) EMU_MK4A(double4_32a, double)
+#undef EMU_MK1
+#undef EMU_MK2
+#undef EMU_MK3
+#undef EMU_MK4
+#undef EMU_MKALL
+#undef EMU_MK4A
+
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// 4. The runtime: fibers, block scheduler, barrier, warp collectives, thread pool
+// ---------------------------------------------------------------------------------------------
+namespace __emu {
+
+enum : unsigned char { ST_READY = 0, ST_BAR = 1, ST_WARP = 2, ST_EXITED = 3 };
+
+enum : unsigned char {
+    OP_NONE = 0, OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY,
+    OP_ALL, OP_MATCH_ANY, OP_MATCH_ALL, OP_RED_ADD, OP_RED_MIN, OP_RED_MAX, OP_RED_UMIN, OP_RED_UMAX,
+    OP_RED_AND, OP_RED_OR, OP_RED_XOR, OP_COUNT
+};
+
+static inline const char* op_name(unsigned op) {
+    static const char* const names[] = {"?", "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+        "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync",
+        "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync", "__reduce_min_sync", "__reduce_max_sync",
+        "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync"};
+    return op < OP_COUNT ? names[op] : "?";
+}
+static inline const char* bar_name(int kind) {
+    static const char* const names[] = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"};
+    return names[kind & 3];
+}
+static inline const char* base_name(const char* file) {
+    if (!file) return "?";
+    const char* s = strrchr(file, '/');
+    return s ? s + 1 : file;
+}
+
+// ---- context switch ------------------------------------------------------------------------
+#if defined(__x86_64__) && !defined(EMU_USE_UCONTEXT)
+#define EMU_ASM_SWITCH 1
+struct Ctx { void* sp; };
+extern "C" void __emu_ctx_switch(void** save_sp, void* new_sp);
+extern "C" void __emu_ctx_trampoline();
+// Saves the callee-saved registers, MXCSR and the x87 control word on the current stack, stores
+// the stack pointer in *save_sp, switches to new_sp and restores the same from there.
+__asm__(
+    ".text\n"
+    ".globl __emu_ctx_switch\n"
+    ".hidden __emu_ctx_switch\n"
+    ".type __emu_ctx_switch,@function\n"
+    ".p2align 4\n"
+    "__emu_ctx_switch:\n"
+    "    pushq %rbp\n"
+    "    pushq %rbx\n"
+    "    pushq %r12\n"
+    "    pushq %r13\n"
+    "    pushq %r14\n"
+    "    pushq %r15\n"
+    "    subq $8, %rsp\n"
+    "    stmxcsr (%rsp)\n"
+    "    fnstcw 4(%rsp)\n"
+    "    movq %rsp, (%rdi)\n"
+    "    movq %rsi, %rsp\n"
+    "    ldmxcsr (%rsp)\n"
+    "    fldcw 4(%rsp)\n"
+    "    addq $8, %rsp\n"
+    "    popq %r15\n"
+    "    popq %r14\n"
+    "    popq %r13\n"
+    "    popq %r12\n"
+    "    popq %rbx\n"
+    "    popq %rbp\n"
+    "    ret\n"
+    ".size __emu_ctx_switch, .-__emu_ctx_switch\n"
+    ".globl __emu_ctx_trampoline\n"
+    ".hidden __emu_ctx_trampoline\n"
+    ".type __emu_ctx_trampoline,@function\n"
+    ".p2align 4\n"
+    "__emu_ctx_trampoline:\n"
+    "    .cfi_startproc\n"
+    "    .cfi_undefined rip\n"
+    "    movq %r12, %rdi\n"
+    "    callq *%r13\n"
+    "    ud2\n"
+    "    .cfi_endproc\n"
+    ".size __emu_ctx_trampoline, .-__emu_ctx_trampoline\n");
+static inline void ctx_swap(Ctx* from, Ctx* to) { __emu_ctx_switch(&from->sp, to->sp); }
+static inline void ctx_make(Ctx* c, unsigned char* stack_lo, size_t len, void (*entry)(void*), void* arg) {
+    uintptr_t top = (reinterpret_cast<uintptr_t>(stack_lo) + len) & ~static_cast<uintptr_t>(15);
+    uint64_t* sp = reinterpret_cast<uint64_t*>(top - 64);
+    uint32_t mx;
+    uint16_t cw;
+    __asm__ volatile("stmxcsr %0" : "=m"(mx));
+    __asm__ volatile("fnstcw %0" : "=m"(cw));
+    sp[0] = static_cast<uint64_t>(mx) | (static_cast<uint64_t>(cw) << 32);
+    sp[1] = 0;                                           // r15
+    sp[2] = 0;                                           // r14
+    sp[3] = reinterpret_cast<uint64_t>(entry);           // r13
+    sp[4] = reinterpret_cast<uint64_t>(arg);             // r12
+    sp[5] = 0;                                           // rbx
+    sp[6] = 0;                                           // rbp
+    sp[7] = reinterpret_cast<uint64_t>(&__emu_ctx_trampoline);  // return address
+    c->sp = sp;
+}
+#else
+struct Ctx { ucontext_t uc; };
+static inline void ctx_swap(Ctx* from, Ctx* to) { swapcontext(&from->uc, &to->uc); }
+static void ctx_entry_uc(unsigned hi, unsigned lo, unsigned ehi, unsigned elo) {
+    void* arg = reinterpret_cast<void*>((static_cast<uintptr_t>(hi) << 32) | lo);
+    auto entry = reinterpret_cast<void (*)(void*)>((static_cast<uintptr_t>(ehi) << 32) | elo);
+    entry(arg);
+    abort();
+}
+static inline void ctx_make(Ctx* c, unsigned char* stack_lo, size_t len, void (*entry)(void*), void* arg) {
+    getcontext(&c->uc);
+    c->uc.uc_stack.ss_sp = stack_lo;
+    c->uc.uc_stack.ss_size = len;
+    c->uc.uc_link = nullptr;
+    uintptr_t a = reinterpret_cast<uintptr_t>(arg), e = reinterpret_cast<uintptr_t>(entry);
+    makecontext(&c->uc, reinterpret_cast<void (*)()>(ctx_entry_uc), 4, static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>(a), static_cast<unsigned>(e >> 32), static_cast<unsigned>(e));
+}
+#endif
+
+// ---- data structures -----------------------------------------------------------------------
+struct Launch;
+
+struct Fiber {
+    Ctx ctx;
+    unsigned char* map = nullptr;  // mmap base (guard page first)
+    size_t map_len = 0;
+    uint3 tid;
+    unsigned linear = 0;
+    unsigned char state = ST_EXITED;
+    bool parked = false;  // suspended at the top of its loop: can start a new CUDA thread
+    unsigned char cop = 0;
+    int carg = 0;
+    uint64_t cval = 0, cres = 0;
+    const char* cfile = nullptr;
+    int cline = 0;
+    unsigned spin = 0;      // warp collectives / __nanosleep since the last barrier arrival
+    int64_t spin_t0 = 0;    // when a possible livelock was first seen (other blocks running)
+    int bar_res = 0;
+};
+
+struct Group {
+    uint32_t mask, given, arrived;
+    unsigned char op, size;
+    int width;
+    const char* file;
+    int line;
+};
+
+struct Warp {
+    uint32_t exist, exited, waiting;
+    int ngroups;
+    Group g[32];
+};
+
+struct ThreadStop {};  // unwinds a plain-loop thread after an error was recorded
+
+struct Executor {  // per OS thread (and per module): fibers, stacks, block state
+    Fiber* fibers = nullptr;
+    unsigned nfib = 0;
+    Ctx sched;
+    Warp* warps = nullptr;
+    unsigned nthreads = 0, live = 0, bar_count = 0, bar_acc = 0, bar_first = 0;
+    int bar_kind = 0, bar_line = 0, bar_result = 0;
+    const char* bar_file = nullptr;
+    bool aborted = false;
+    Launch* L = nullptr;
+    uint3 bid;
+    uint3 tid_dims{0, 0, 0};
+    unsigned char* dsmem = nullptr;
+    size_t dsmem_len = 0;
+    ~Executor();
+};
+
+struct Launch {
+    const char* name;
+    void (*thread_fn)(const void* args);
+    void (*block_fn)(const void* args);
+    const void* args;
+    uint3 grid, block;
+    size_t shmem;
+    unsigned nthreads;
+    uint64_t nblocks;
+    bool fibers;
+    unsigned spin_limit;
+    std::atomic<uint64_t> next{0};
+    std::atomic<int> active{0};  // blocks running right now
+    std::atomic<int> failed{0};
+    char msg[4096];
+};
+
+struct Tls {  // trivially constructible: zero-initialised per OS thread, no TLS guard
+    uint3 tid, bid, bdim, gdim;
+    Fiber* cur;
+    Executor* ex;
+    Launch* L;
+    unsigned char* dsmem;
+};
+static thread_local Tls tls;
+
+static constexpr size_t kMaxDynSmem = 232448;  // 227 KiB, sm_90
+static constexpr unsigned kMaxFibers = 1024;
+
+static inline size_t page_size() {
+    static size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    return ps;
+}
+static inline size_t env_size(const char* name, size_t dflt) {
+    const char* s = getenv(name);
+    if (!s || !*s) return dflt;
+    char* end = nullptr;
+    unsigned long long v = strtoull(s, &end, 10);
+    return (end && *end == 0 && v > 0) ? static_cast<size_t>(v) : dflt;
+}
+
+// ---- errors --------------------------------------------------------------------------------
+static inline void vrecord(Launch* L, const uint3& bid, const char* fmt, va_list ap) {
+    int expected = 0;
+    if (!L->failed.compare_exchange_strong(expected, 1)) return;
+    int n = snprintf(L->msg, sizeof L->msg, "kernel '%s' block (%u,%u,%u): ", L->name, bid.x, bid.y, bid.z);
+    if (n < 0) n = 0;
+    if (static_cast<size_t>(n) < sizeof L->msg) vsnprintf(L->msg + n, sizeof L->msg - n, fmt, ap);
+    L->failed.store(2, std::memory_order_release);
+}
+static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vrecord(L, bid, fmt, ap);
+    va_end(ap);
+}
+
+// Records an error for the current block and stops the calling CUDA thread (and its block).
+[[noreturn]] static void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] static void fail(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (tls.L) vrecord(tls.L, tls.bid, fmt, ap);
+    va_end(ap);
+    if (tls.cur) {
+        Executor& ex = *tls.ex;
+        ex.aborted = true;
+        ctx_swap(&tls.cur->ctx, &ex.sched);  // never resumed
+        __builtin_trap();
+    }
+    throw ThreadStop{};
+}
+
+[[noreturn]] static inline void plain_mode_fail(const char* what, const char* file, int line) {
+    fail("%s (%s:%d) reached in plain-loop mode: the emulator's static scan found no barrier or warp "
+         "collective reachable from this kernel (set ACLNN_PY_EMU_FORCE_FIBERS=1 to work around it, and report it)",
+         what, base_name(file), line);
+}
+
+// ---- fibers --------------------------------------------------------------------------------
+static void fiber_main(void* arg);
+
+static inline size_t fiber_stack_size() {
+    static size_t sz = [] {
+        size_t kb = env_size("ACLNN_PY_EMU_STACK_KB", 256);
+        size_t ps = page_size();
+        return ((kb * 1024 + ps - 1) / ps) * ps;
+    }();
+    return sz;
+}
+
+static inline void fiber_alloc_stack(Fiber& f) {
+    size_t ps = page_size(), len = fiber_stack_size() + ps;
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "aclnn_py emulator: cannot map a fiber stack\n");
+        abort();
+    }
+    mprotect(p, ps, PROT_NONE);  // guard page: a stack overflow is a clean SIGSEGV
+    f.map = static_cast<unsigned char*>(p);
+    f.map_len = len;
+    f.parked = false;
+}
+
+static inline void fiber_reset(Fiber& f) {
+    size_t ps = page_size();
+    ctx_make(&f.ctx, f.map + ps, f.map_len - ps, &fiber_main, &f);
+    f.parked = true;
+}
+
+inline Executor::~Executor() {
+    if (fibers) {
+        for (unsigned i = 0; i < nfib; ++i)
+            if (fibers[i].map) munmap(fibers[i].map, fibers[i].map_len);
+        delete[] fibers;
+    }
+    delete[] warps;
+    if (dsmem) munmap(dsmem, dsmem_len);
+}
+
+struct ExecHolder {
+    Executor* ex = nullptr;
+    ~ExecHolder() { delete ex; }
+};
+static thread_local ExecHolder exec_holder;
+
+static inline Executor& executor() {
+    Executor* ex = exec_holder.ex;
+    if (!ex) {
+        ex = new Executor();
+        ex->fibers = new Fiber[kMaxFibers];
+        ex->warps = new Warp[kMaxFibers / 32];
+        exec_holder.ex = ex;
+    }
+    return *ex;
+}
+
+static inline unsigned char* dyn_smem_base() {
+    unsigned char* p = tls.dsmem;
+    if (!p) {
+        Executor& ex = executor();
+        if (!ex.dsmem) {
+            size_t ps = page_size();
+            size_t len = ((kMaxDynSmem + 256 + ps - 1) / ps) * ps;
+            void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (m == MAP_FAILED) {
+                fprintf(stderr, "aclnn_py emulator: cannot map dynamic shared memory\n");
+                abort();
+            }
+            ex.dsmem = static_cast<unsigned char*>(m);
+            ex.dsmem_len = len;
+        }
+        p = tls.dsmem = ex.dsmem;
+    }
+    return p;
+}
+// `extern __shared__ T name[];` is rewritten by the loader to
+// `static thread_local T (&name)[] = ::__emu::dyn_smem<decltype(name)>();`
+template <class R>
+static inline R dyn_smem() {
+    using A = std::remove_reference_t<R>;
+    return *reinterpret_cast<A*>(dyn_smem_base());
+}
+
+// ---- barrier -------------------------------------------------------------------------------
+static inline void release_barrier(Executor& ex) {
+    int res = 0;
+    switch (ex.bar_kind) {
+        case 1: res = static_cast<int>(ex.bar_acc); break;
+        case 2: res = ex.bar_acc == ex.bar_count; break;
+        case 3: res = ex.bar_acc != 0; break;
+        default: break;
+    }
+    ex.bar_result = res;
+    Fiber* fb = ex.fibers;
+    for (unsigned i = 0, n = ex.nthreads; i < n; ++i)
+        if (fb[i].state == ST_BAR) {
+            fb[i].state = ST_READY;
+            fb[i].bar_res = res;
+        }
+    ex.bar_count = 0;
+    ex.bar_acc = 0;
+}
+
+static inline const Group* group_naming(const Warp& w, uint32_t bit) {
+    for (int i = 0; i < w.ngroups; ++i)
+        if (w.g[i].mask & bit) return &w.g[i];
+    return nullptr;
+}
+
+static int bar_sync(int kind, int pred, const char* file, int line) {
+    Fiber* f = tls.cur;
+    if (!f) plain_mode_fail(bar_name(kind), file, line);
+    Executor& ex = *tls.ex;
+    const Warp& w = ex.warps[f->linear >> 5];
+    if (w.ngroups) {
+        if (const Group* g = group_naming(w, 1u << (f->linear & 31)))
+            fail("deadlock: thread (%u,%u,%u) reaches %s (%s:%d) while lanes of its warp wait for it in %s (%s:%d) "
+                 "with mask 0x%08x", f->tid.x, f->tid.y, f->tid.z, bar_name(kind), base_name(file), line,
+                 op_name(g->op), base_name(g->file), g->line, g->given);
+    }
+    if (ex.bar_count == 0) {
+        ex.bar_file = file;
+        ex.bar_line = line;
+        ex.bar_kind = kind;
+        ex.bar_first = f->linear;
+    } else if (line != ex.bar_line || kind != ex.bar_kind || (file != ex.bar_file && strcmp(file, ex.bar_file) != 0)) {
+        const Fiber& o = ex.fibers[ex.bar_first];
+        fail("%s reached from different call sites (%s:%d vs %s:%d): thread (%u,%u,%u) waits at the first, "
+             "thread (%u,%u,%u) arrives at the second", bar_name(kind), base_name(ex.bar_file), ex.bar_line,
+             base_name(file), line, o.tid.x, o.tid.y, o.tid.z, f->tid.x, f->tid.y, f->tid.z);
+    }
+    ex.bar_count++;
+    ex.bar_acc += (pred != 0);
+    f->spin = 0;
+    if (ex.bar_count == ex.live) {
+        release_barrier(ex);
+        return ex.bar_result;
+    }
+    f->state = ST_BAR;
+    f->cfile = file;
+    f->cline = line;
+    ctx_swap(&f->ctx, &ex.sched);
+    return f->bar_res;
+}
+
+// ---- warp collectives ----------------------------------------------------------------------
+static inline bool same_bits(uint64_t a, uint64_t b, unsigned size) {
+    return size >= 8 ? a == b : ((a ^ b) & ((uint64_t(1) << (size * 8)) - 1)) == 0;
+}
+
+static void complete_group(Executor& ex, const Group& g, unsigned base) {
+    Fiber* fb = ex.fibers + base;
+    const uint32_t mask = g.mask;
+    uint32_t ballot = 0;
+    if (g.op == OP_BALLOT || g.op == OP_ANY || g.op == OP_ALL) {
+        for (uint32_t m = mask; m; m &= m - 1) {
+            unsigned i = __builtin_ctz(m);
+            if (fb[i].cval) ballot |= 1u << i;
+        }
+    }
+    uint64_t red = 0;
+    if (g.op >= OP_RED_ADD && g.op <= OP_RED_XOR) {
+        bool first = true;
+        for (uint32_t m = mask; m; m &= m - 1) {
+            uint32_t v = static_cast<uint32_t>(fb[__builtin_ctz(m)].cval);
+            uint32_t r = static_cast<uint32_t>(red);
+            if (first) { r = v; first = false; }
+            else switch (g.op) {
+                case OP_RED_ADD: r += v; break;
+                case OP_RED_MIN: r = static_cast<uint32_t>(std::min(static_cast<int32_t>(r), static_cast<int32_t>(v))); break;
+                case OP_RED_MAX: r = static_cast<uint32_t>(std::max(static_cast<int32_t>(r), static_cast<int32_t>(v))); break;
+                case OP_RED_UMIN: r = std::min(r, v); break;
+                case OP_RED_UMAX: r = std::max(r, v); break;
+                case OP_RED_AND: r &= v; break;
+                case OP_RED_OR: r |= v; break;
+                default: r ^= v; break;
+            }
+            red = r;
+        }
+    }
+    bool all_equal = true;
+    if (g.op == OP_MATCH_ALL) {
+        uint64_t v0 = fb[__builtin_ctz(mask)].cval;
+        for (uint32_t m = mask; m; m &= m - 1)
+            if (!same_bits(fb[__builtin_ctz(m)].cval, v0, g.size)) all_equal = false;
+    }
+    const int width = g.width;
+    for (uint32_t m = mask; m; m &= m - 1) {
+        const int i = __builtin_ctz(m);
+        Fiber& fi = fb[i];
+        uint64_t r = 0;
+        switch (g.op) {
+            case OP_SYNCWARP: break;
+            case OP_BALLOT: r = ballot; break;
+            case OP_ANY: r = ballot != 0; break;
+            case OP_ALL: r = ballot == mask; break;
+            case OP_SHFL_IDX: case OP_SHFL_UP: case OP_SHFL_DOWN: case OP_SHFL_XOR: {
+                const long seg = i & ~(width - 1), seg_end = seg + width - 1;
+                long j;
+                bool ok;
+                if (g.op == OP_SHFL_IDX) { j = seg + (fi.carg & (width - 1)); ok = true; }
+                else if (g.op == OP_SHFL_UP) { j = static_cast<long>(i) - static_cast<long>(static_cast<unsigned>(fi.carg)); ok = j >= seg; }
+                else if (g.op == OP_SHFL_DOWN) { j = static_cast<long>(i) + static_cast<long>(static_cast<unsigned>(fi.carg)); ok = j <= seg_end; }
+                else { j = static_cast<long>(static_cast<unsigned>(i) ^ static_cast<unsigned>(fi.carg)); ok = j <= seg_end; }
+                // Sources outside the segment, not in the mask, or non-existent: the caller's own value.
+                if (ok && j >= 0 && j < 32 && ((mask >> j) & 1u)) r = fb[j].cval;
+                else r = fi.cval;
+                break;
+            }
+            case OP_MATCH_ANY: {
+                uint32_t mm = 0;
+                for (uint32_t k = mask; k; k &= k - 1) {
+                    unsigned jj = __builtin_ctz(k);
+                    if (same_bits(fb[jj].cval, fi.cval, g.size)) mm |= 1u << jj;
+                }
+                r = mm;
+                break;
+            }
+            case OP_MATCH_ALL: r = all_equal ? (uint64_t(mask) | (uint64_t(1) << 32)) : 0; break;
+            default: r = red; break;
+        }
+        fi.cres = r;
+        if (fi.state == ST_WARP) fi.state = ST_READY;
+    }
+}
+
+static inline int64_t now_ns() {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// Called every 1024 warp collectives / __nanosleep calls of a thread: lets the rest of the block
+// run, then reports a livelock when the thread has spun spin_limit times since its last barrier
+// while the others wait at a barrier or cannot run (and no other block could change anything,
+// or it has been going on for ACLNN_PY_EMU_SPIN_TIMEOUT_S seconds).
+static void spin_check(Fiber* f, Executor& ex, const char* what, const char* file, int line) {
+    ctx_swap(&f->ctx, &ex.sched);  // stays READY: a legal scheduling point
+    Launch& L = *ex.L;
+    if (f->spin < L.spin_limit) return;
+    bool others_ready = false;
+    for (unsigned i = 0; i < ex.nthreads; ++i)
+        if (&ex.fibers[i] != f && ex.fibers[i].state == ST_READY) { others_ready = true; break; }
+    if (ex.bar_count == 0 && others_ready) {
+        f->spin_t0 = 0;
+        return;
+    }
+    if (L.active.load(std::memory_order_relaxed) > 1) {
+        const int64_t t = now_ns();
+        if (!f->spin_t0) f->spin_t0 = t;
+        if (t - f->spin_t0 < static_cast<int64_t>(env_size("ACLNN_PY_EMU_SPIN_TIMEOUT_S", 10)) * 1000000000LL) return;
+    }
+    if (ex.bar_count) {
+        const Fiber& o = ex.fibers[ex.bar_first];
+        fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls (last: %s at %s:%d) without "
+             "reaching a barrier while thread (%u,%u,%u) and %u other(s) wait at %s (%s:%d) "
+             "(limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin, what, base_name(file), line,
+             o.tid.x, o.tid.y, o.tid.z, ex.bar_count - 1, bar_name(ex.bar_kind), base_name(ex.bar_file), ex.bar_line,
+             L.spin_limit);
+    }
+    fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls (last: %s at %s:%d) while no other "
+         "thread of the block can run (limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin,
+         what, base_name(file), line, L.spin_limit);
+}
+
+static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned mask, uint64_t val, int arg,
+                                int width, const char* file, int line) {
+    Fiber* f = tls.cur;
+    if (!f) plain_mode_fail(op_name(op), file, line);
+    Executor& ex = *tls.ex;
+    const unsigned lane = f->linear & 31, warp = f->linear >> 5;
+    Warp& w = ex.warps[warp];
+    const uint32_t me = 1u << lane;
+    if (!(mask & me))
+        fail("%s (%s:%d) called by thread (%u,%u,%u) (warp %u, lane %u), which is not in its own mask 0x%08x",
+             op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z, warp, lane, mask);
+    if (width < 1 || width > 32 || (width & (width - 1)))
+        fail("%s (%s:%d): width %d is not a power of two between 1 and 32", op_name(op), base_name(file), line, width);
+    const uint32_t eff = mask & w.exist;
+    if (uint32_t gone = eff & w.exited)
+        fail("%s (%s:%d) by thread (%u,%u,%u): mask 0x%08x names lane %d of warp %u, which has exited",
+             op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z, mask, __builtin_ctz(gone), warp);
+    if ((++f->spin & 1023u) == 0) spin_check(f, ex, op_name(op), file, line);
+    const unsigned base = warp * 32;
+    Group* g = nullptr;
+    for (int i = 0; i < w.ngroups; ++i)
+        if (w.g[i].mask == eff) { g = &w.g[i]; break; }
+    if (g) {
+        if (g->op != op || g->size != size || g->width != width)
+            fail("lanes of warp %u named in mask 0x%08x arrive at different warp collectives: %s (%s:%d) and %s (%s:%d)%s",
+                 warp, mask, op_name(g->op), base_name(g->file), g->line, op_name(op), base_name(file), line,
+                 g->op == op ? " (different operand size or width)" : "");
+    } else {
+        if (uint32_t busy = eff & w.waiting) {
+            unsigned j = __builtin_ctz(busy);
+            const Group* o = group_naming(w, 1u << j);
+            fail("%s (%s:%d) by thread (%u,%u,%u) with mask 0x%08x: lane %u of warp %u, named in the mask, waits in "
+                 "%s (%s:%d) with mask 0x%08x", op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z,
+                 mask, j, warp, o ? op_name(o->op) : "?", o ? base_name(o->file) : "?", o ? o->line : 0, o ? o->given : 0);
+        }
+        if (const Group* o = group_naming(w, me))
+            fail("lane %u of warp %u arrives at %s (%s:%d) with mask 0x%08x while lanes waiting in %s (%s:%d) name it "
+                 "in their mask 0x%08x", lane, warp, op_name(op), base_name(file), line, mask, op_name(o->op),
+                 base_name(o->file), o->line, o->given);
+        for (uint32_t m = eff & ~me; m; m &= m - 1) {
+            unsigned j = __builtin_ctz(m);
+            const Fiber& o = ex.fibers[base + j];
+            if (o.state == ST_BAR)
+                fail("deadlock: %s (%s:%d) by thread (%u,%u,%u) with mask 0x%08x needs lane %u of warp %u, which waits "
+                     "at %s (%s:%d)", op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z, mask, j, warp,
+                     bar_name(ex.bar_kind), base_name(o.cfile), o.cline);
+        }
+        g = &w.g[w.ngroups++];
+        g->mask = eff;
+        g->given = mask;
+        g->arrived = 0;
+        g->op = op;
+        g->size = size;
+        g->width = width;
+        g->file = file;
+        g->line = line;
+    }
+    f->cval = val;
+    f->carg = arg;
+    f->cop = op;
+    g->arrived |= me;
+    if (g->arrived != g->mask) {
+        w.waiting |= me;
+        f->state = ST_WARP;
+        f->cfile = file;
+        f->cline = line;
+        ctx_swap(&f->ctx, &ex.sched);
+        return f->cres;
+    }
+    complete_group(ex, *g, base);
+    w.waiting &= ~g->mask;
+    *g = w.g[--w.ngroups];
+    return f->cres;
+}
+
+static inline unsigned activemask_impl() {
+    Fiber* f = tls.cur;
+    if (!f) plain_mode_fail("__activemask", __FILE__, __LINE__);
+    const Warp& w = tls.ex->warps[f->linear >> 5];
+    return w.exist & ~w.exited;
+}
+
+static inline void nanosleep_impl(const char* file, int line) {
+    Fiber* f = tls.cur;
+    if (!f) return;
+    Executor& ex = *tls.ex;
+    if ((++f->spin & 1023u) == 0) spin_check(f, ex, "__nanosleep", file, line);
+    else ctx_swap(&f->ctx, &ex.sched);  // stays READY: lets the other threads of the block run
+}
+
+// ---- thread exit ---------------------------------------------------------------------------
+static void thread_exit(Fiber* f) {
+    Executor& ex = *tls.ex;
+    Warp& w = ex.warps[f->linear >> 5];
+    const uint32_t me = 1u << (f->linear & 31);
+    f->state = ST_EXITED;
+    ex.live--;
+    w.exited |= me;
+    if (w.ngroups) {
+        if (const Group* g = group_naming(w, me))
+            fail("thread (%u,%u,%u) (warp %u, lane %u) exited while lanes of its warp wait for it in %s (%s:%d) with "
+                 "mask 0x%08x", f->tid.x, f->tid.y, f->tid.z, f->linear >> 5, f->linear & 31, op_name(g->op),
+                 base_name(g->file), g->line, g->given);
+    }
+    if (ex.bar_count && ex.bar_count == ex.live) release_barrier(ex);
+}
+
+static void fiber_main(void* arg) {
+    Fiber* f = static_cast<Fiber*>(arg);
+    for (;;) {
+        f->parked = false;
+        Launch* L = tls.L;
+        bool escaped = false;
+        try {
+            L->thread_fn(L->args);
+        } catch (...) {
+            escaped = true;
+        }
+        if (escaped) fail("a C++ exception escaped the kernel in thread (%u,%u,%u)", f->tid.x, f->tid.y, f->tid.z);
+        thread_exit(f);
+        f->parked = true;
+        ctx_swap(&f->ctx, &tls.ex->sched);
+    }
+}
+
+// ---- deadlock report -----------------------------------------------------------------------
+static void report_deadlock(Executor& ex, Launch& L) {
+    char buf[2048];
+    size_t n = 0;
+    auto put = [&](const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
+        if (n >= sizeof buf) return;
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+        va_end(ap);
+        if (k > 0) n += static_cast<size_t>(k);
+    };
+    put("deadlock: no thread can proceed;");
+    if (ex.bar_count)
+        put(" %u thread(s) wait at %s (%s:%d);", ex.bar_count, bar_name(ex.bar_kind), base_name(ex.bar_file), ex.bar_line);
+    unsigned shown = 0;
+    for (unsigned wi = 0; wi * 32 < ex.nthreads && shown < 4; ++wi) {
+        const Warp& w = ex.warps[wi];
+        for (int gi = 0; gi < w.ngroups && shown < 4; ++gi, ++shown) {
+            const Group& g = w.g[gi];
+            uint32_t missing = g.mask & ~g.arrived;
+            put(" warp %u: %d lane(s) wait in %s (%s:%d) with mask 0x%08x", wi, __builtin_popcount(g.arrived),
+                op_name(g.op), base_name(g.file), g.line, g.given);
+            if (missing) {
+                unsigned j = __builtin_ctz(missing);
+                const Fiber& o = ex.fibers[wi * 32 + j];
+                put(" for lane %u, which %s;", j,
+                    o.state == ST_BAR ? "waits at a barrier" : o.state == ST_WARP ? "waits in another collective" : "cannot arrive");
+            } else {
+                put(";");
+            }
+        }
+    }
+    record(&L, ex.bid, "%s", buf);
+}
+
+// ---- running blocks ------------------------------------------------------------------------
+static void run_block_fibers(Executor& ex, Launch& L) {
+    const unsigned N = L.nthreads;
+    if (ex.nfib < N) {
+        for (unsigned i = ex.nfib; i < N; ++i) fiber_alloc_stack(ex.fibers[i]);
+        ex.nfib = N;
+    }
+    Fiber* fb = ex.fibers;
+    const uint3 bd = L.block;
+    if (ex.tid_dims.x != bd.x || ex.tid_dims.y != bd.y || ex.tid_dims.z != bd.z) {
+        for (unsigned i = 0; i < N; ++i) {
+            fb[i].linear = i;
+            fb[i].tid = uint3{i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y)};
+        }
+        ex.tid_dims = bd;
+    }
+    for (unsigned i = 0; i < N; ++i) {
+        Fiber& f = fb[i];
+        if (!f.parked) fiber_reset(f);
+        f.state = ST_READY;
+        f.spin = 0;
+        f.spin_t0 = 0;
+    }
+    const unsigned nw = (N + 31) / 32;
+    for (unsigned wi = 0; wi < nw; ++wi) {
+        Warp& w = ex.warps[wi];
+        unsigned cnt = N - wi * 32;
+        w.exist = cnt >= 32 ? 0xffffffffu : ((1u << cnt) - 1);
+        w.exited = 0;
+        w.waiting = 0;
+        w.ngroups = 0;
+    }
+    ex.nthreads = N;
+    ex.live = N;
+    ex.bar_count = 0;
+    ex.bar_acc = 0;
+    ex.aborted = false;
+    for (;;) {
+        bool progressed = false;
+        for (unsigned i = 0; i < N; ++i) {
+            if (fb[i].state != ST_READY) continue;
+            progressed = true;
+            tls.cur = &fb[i];
+            tls.tid = fb[i].tid;
+            ctx_swap(&ex.sched, &fb[i].ctx);
+            if (ex.aborted) break;
+        }
+        if (ex.aborted || ex.live == 0) break;
+        if (!progressed) {
+            report_deadlock(ex, L);
+            ex.aborted = true;
+            break;
+        }
+    }
+    tls.cur = nullptr;
+    if (ex.aborted)
+        for (unsigned i = 0; i < N; ++i)
+            if (!(fb[i].state == ST_EXITED && fb[i].parked)) fb[i].parked = false;  // reset before reuse
+}
+
+static void run_blocks(Launch& L) {
+    Executor& ex = executor();
+    ex.L = &L;
+    tls.ex = &ex;
+    tls.L = &L;
+    tls.bdim = L.block;
+    tls.gdim = L.grid;
+    tls.cur = nullptr;
+    unsigned char* smem = L.shmem ? dyn_smem_base() : nullptr;
+    const uint64_t gx = L.grid.x, gxy = static_cast<uint64_t>(L.grid.x) * L.grid.y;
+    for (;;) {
+        if (L.failed.load(std::memory_order_relaxed)) break;
+        uint64_t b = L.next.fetch_add(1, std::memory_order_relaxed);
+        if (b >= L.nblocks) break;
+        uint3 bid{static_cast<unsigned>(b % gx), static_cast<unsigned>((b / gx) % L.grid.y), static_cast<unsigned>(b / gxy)};
+        tls.bid = bid;
+        ex.bid = bid;
+        if (smem) memset(smem, 0xFF, L.shmem);  // poison: uninitialised floats read as NaN
+        L.active.fetch_add(1, std::memory_order_relaxed);
+        if (L.fibers) {
+            run_block_fibers(ex, L);
+        } else {
+            try {
+                L.block_fn(L.args);
+            } catch (ThreadStop&) {
+            } catch (...) {
+                record(&L, bid, "a C++ exception escaped the kernel");
+            }
+        }
+        L.active.fetch_sub(1, std::memory_order_relaxed);
+    }
+    tls.L = nullptr;
+    tls.ex = nullptr;
+}
+
+// ---- thread pool (pthreads; fork-safe: the child starts with an empty pool) ------------------
+struct Pool {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    pthread_cond_t cv_done;
+    pthread_mutex_t launch_m;
+    Launch* job;
+    uint64_t gen;
+    int workers, busy, wanted;
+};
+static Pool g_pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                      PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, 0};
+
+static void pool_after_fork_child() {
+    Pool fresh = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                  PTHREAD_MUTEX_INITIALIZER, nullptr, 0, 0, 0, 0};
+    memcpy(static_cast<void*>(&g_pool), &fresh, sizeof fresh);
+}
+__attribute__((constructor)) static void pool_register_atfork() { pthread_atfork(nullptr, nullptr, pool_after_fork_child); }
+
+static void* pool_worker(void*) {
+    Pool& p = g_pool;
+    pthread_mutex_lock(&p.m);
+    uint64_t seen = 0;
+    for (;;) {
+        while (!(p.job && p.gen != seen && p.wanted > 0)) {
+            struct timespec dl;
+            clock_gettime(CLOCK_REALTIME, &dl);
+            dl.tv_sec += 2;
+            int rc = pthread_cond_timedwait(&p.cv, &p.m, &dl);
+            if (rc == ETIMEDOUT && !(p.job && p.gen != seen && p.wanted > 0)) {
+                p.workers--;
+                pthread_mutex_unlock(&p.m);
+                return nullptr;
+            }
+        }
+        seen = p.gen;
+        p.wanted--;
+        p.busy++;
+        Launch* J = p.job;
+        pthread_mutex_unlock(&p.m);
+        run_blocks(*J);
+        pthread_mutex_lock(&p.m);
+        if (--p.busy == 0) pthread_cond_broadcast(&p.cv_done);
+    }
+}
+
+static inline unsigned pool_threads() {
+    size_t v = env_size("ACLNN_PY_EMU_THREADS", 0);
+    if (v) return static_cast<unsigned>(std::min<size_t>(v, 256));
+    cpu_set_t set;
+    unsigned n = 1;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = static_cast<unsigned>(CPU_COUNT(&set));
+    else n = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+    return std::max(1u, std::min(n, 8u));
+}
+
+static void run_grid(Launch& L) {
+    unsigned nthr = pool_threads();
+    if (L.nblocks < nthr) nthr = static_cast<unsigned>(L.nblocks);
+    const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 2048;
+    Pool& p = g_pool;
+    if (!parallel || pthread_mutex_trylock(&p.launch_m) != 0) {
+        run_blocks(L);
+        return;
+    }
+    pthread_mutex_lock(&p.m);
+    p.job = &L;
+    p.gen++;
+    p.wanted = static_cast<int>(nthr) - 1;
+    while (p.workers < p.wanted) {
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &at, pool_worker, nullptr);
+        pthread_attr_destroy(&at);
+        if (rc != 0) break;
+        p.workers++;
+    }
+    pthread_cond_broadcast(&p.cv);
+    pthread_mutex_unlock(&p.m);
+    run_blocks(L);
+    pthread_mutex_lock(&p.m);
+    p.job = nullptr;
+    p.wanted = 0;
+    while (p.busy > 0) pthread_cond_wait(&p.cv_done, &p.m);
+    pthread_mutex_unlock(&p.m);
+    pthread_mutex_unlock(&p.launch_m);
+}
+
+}  // namespace __emu
+
+// ---------------------------------------------------------------------------------------------
+// 5. Built-in variables
+// ---------------------------------------------------------------------------------------------
+#define threadIdx (::__emu::tls.tid)
+#define blockIdx (::__emu::tls.bid)
+#define blockDim (*reinterpret_cast<const dim3*>(&::__emu::tls.bdim))
+#define gridDim (*reinterpret_cast<const dim3*>(&::__emu::tls.gdim))
+static constexpr int warpSize = 32;
+
+// ---------------------------------------------------------------------------------------------
+// 6. __half / __nv_bfloat16
+// ---------------------------------------------------------------------------------------------
+#include "cuda_emu_fp16.h"
+
+// ---------------------------------------------------------------------------------------------
+// 7. Synchronisation and warp functions (call sites come from __builtin_FILE/__builtin_LINE)
+// ---------------------------------------------------------------------------------------------
+#define EMU_SITE const char* __emu_file = __builtin_FILE(), int __emu_line = __builtin_LINE()
+#define EMU_AT __emu_file, __emu_line
+
+static inline void __syncthreads(EMU_SITE) { ::__emu::bar_sync(0, 0, EMU_AT); }
+static inline int __syncthreads_count(int pred, EMU_SITE) { return ::__emu::bar_sync(1, pred, EMU_AT); }
+static inline int __syncthreads_and(int pred, EMU_SITE) { return ::__emu::bar_sync(2, pred, EMU_AT); }
+static inline int __syncthreads_or(int pred, EMU_SITE) { return ::__emu::bar_sync(3, pred, EMU_AT); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu, EMU_SITE) {
+    ::__emu::warp_collective(::__emu::OP_SYNCWARP, 0, mask, 0, 0, 32, EMU_AT);
+}
+static inline unsigned __ballot_sync(unsigned mask, int pred, EMU_SITE) {
+    return static_cast<unsigned>(::__emu::warp_collective(::__emu::OP_BALLOT, 4, mask, pred != 0, 0, 32, EMU_AT));
+}
+static inline int __any_sync(unsigned mask, int pred, EMU_SITE) {
+    return static_cast<int>(::__emu::warp_collective(::__emu::OP_ANY, 4, mask, pred != 0, 0, 32, EMU_AT));
+}
+static inline int __all_sync(unsigned mask, int pred, EMU_SITE) {
+    return static_cast<int>(::__emu::warp_collective(::__emu::OP_ALL, 4, mask, pred != 0, 0, 32, EMU_AT));
+}
+static inline unsigned __activemask() { return ::__emu::activemask_impl(); }
+static inline void __nanosleep(unsigned, EMU_SITE) { ::__emu::nanosleep_impl(EMU_AT); }
+
+namespace __emu {
+template <class T>
+static inline uint64_t to_bits(const T& v) {
+    static_assert(sizeof(T) <= 8, "warp shuffle of a type wider than 8 bytes");
+    uint64_t b = 0;
+    memcpy(&b, &v, sizeof(T));
+    return b;
+}
+template <class T>
+static inline T from_bits(uint64_t b) {
+    T v;
+    memcpy(static_cast<void*>(&v), &b, sizeof(T));
+    return v;
+}
+template <class T>
+static inline T shfl(unsigned char op, unsigned mask, const T& var, int arg, int width, const char* file, int line) {
+    return from_bits<T>(warp_collective(op, sizeof(T), mask, to_bits(var), arg, width, file, line));
+}
+}  // namespace __emu
+
+#define EMU_SHFL(T)                                                                                              \
+    static inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = 32, EMU_SITE) {                   \
+        return ::__emu::shfl<T>(::__emu::OP_SHFL_IDX, mask, var, srcLane, width, EMU_AT);                        \
+    }                                                                                                            \
+    static inline T __shfl_up_sync(unsigned mask, T var, unsigned int delta, int width = 32, EMU_SITE) {         \
+        return ::__emu::shfl<T>(::__emu::OP_SHFL_UP, mask, var, static_cast<int>(delta), width, EMU_AT);         \
+    }                                                                                                            \
+    static inline T __shfl_down_sync(unsigned mask, T var, unsigned int delta, int width = 32, EMU_SITE) {       \
+        return ::__emu::shfl<T>(::__emu::OP_SHFL_DOWN, mask, var, static_cast<int>(delta), width, EMU_AT);       \
+    }                                                                                                            \
+    static inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = 32, EMU_SITE) {              \
+        return ::__emu::shfl<T>(::__emu::OP_SHFL_XOR, mask, var, laneMask, width, EMU_AT);                       \
+    }
+EMU_SHFL(int)
+EMU_SHFL(unsigned int)
+EMU_SHFL(long)
+EMU_SHFL(unsigned long)
+EMU_SHFL(long long)
+EMU_SHFL(unsigned long long)
+EMU_SHFL(float)
+EMU_SHFL(double)
+EMU_SHFL(__half)
+EMU_SHFL(__half2)
+EMU_SHFL(__nv_bfloat16)
+EMU_SHFL(__nv_bfloat162)
+#undef EMU_SHFL
+
+#define EMU_MATCH(T)                                                                                             \
+    static inline unsigned __match_any_sync(unsigned mask, T value, EMU_SITE) {                                  \
+        return static_cast<unsigned>(::__emu::warp_collective(::__emu::OP_MATCH_ANY, sizeof(T), mask,            \
+                                                              ::__emu::to_bits(value), 0, 32, EMU_AT));          \
+    }                                                                                                            \
+    static inline unsigned __match_all_sync(unsigned mask, T value, int* pred, EMU_SITE) {                       \
+        uint64_t r = ::__emu::warp_collective(::__emu::OP_MATCH_ALL, sizeof(T), mask, ::__emu::to_bits(value),   \
+                                              0, 32, EMU_AT);                                                    \
+        *pred = static_cast<int>(r >> 32);                                                                       \
+        return static_cast<unsigned>(r);                                                                         \
+    }
+EMU_MATCH(int)
+EMU_MATCH(unsigned int)
+EMU_MATCH(long)
+EMU_MATCH(unsigned long)
+EMU_MATCH(long long)
+EMU_MATCH(unsigned long long)
+EMU_MATCH(float)
+EMU_MATCH(double)
+#undef EMU_MATCH
+
+#define EMU_RED(NAME, OPU, OPI)                                                                                  \
+    static inline unsigned NAME(unsigned mask, unsigned value, EMU_SITE) {                                       \
+        return static_cast<unsigned>(::__emu::warp_collective(OPU, 4, mask, value, 0, 32, EMU_AT));              \
+    }                                                                                                            \
+    static inline int NAME(unsigned mask, int value, EMU_SITE) {                                                 \
+        return static_cast<int>(::__emu::warp_collective(OPI, 4, mask, static_cast<unsigned>(value), 0, 32, EMU_AT)); \
+    }
+EMU_RED(__reduce_add_sync, ::__emu::OP_RED_ADD, ::__emu::OP_RED_ADD)
+EMU_RED(__reduce_min_sync, ::__emu::OP_RED_UMIN, ::__emu::OP_RED_MIN)
+EMU_RED(__reduce_max_sync, ::__emu::OP_RED_UMAX, ::__emu::OP_RED_MAX)
+#undef EMU_RED
+static inline unsigned __reduce_and_sync(unsigned mask, unsigned value, EMU_SITE) {
+    return static_cast<unsigned>(::__emu::warp_collective(::__emu::OP_RED_AND, 4, mask, value, 0, 32, EMU_AT));
+}
+static inline unsigned __reduce_or_sync(unsigned mask, unsigned value, EMU_SITE) {
+    return static_cast<unsigned>(::__emu::warp_collective(::__emu::OP_RED_OR, 4, mask, value, 0, 32, EMU_AT));
+}
+static inline unsigned __reduce_xor_sync(unsigned mask, unsigned value, EMU_SITE) {
+    return static_cast<unsigned>(::__emu::warp_collective(::__emu::OP_RED_XOR, 4, mask, value, 0, 32, EMU_AT));
+}
+#undef EMU_SITE
+#undef EMU_AT
+
+// ---------------------------------------------------------------------------------------------
+// 8. Atomics (real across OS threads: std::atomic_ref, relaxed) and fences
+// ---------------------------------------------------------------------------------------------
+namespace __emu {
+template <class T>
+static inline std::atomic_ref<T> aref(T* p) { return std::atomic_ref<T>(*p); }
+template <class S, class T, class F>
+static inline T cas_loop(T* p, F f) {  // T is stored in S-sized bits
+    std::atomic_ref<S> a(*reinterpret_cast<S*>(p));
+    S old = a.load(std::memory_order_relaxed), nw;
+    do {
+        T o = from_bits<T>(static_cast<uint64_t>(old));
+        T n = f(o);
+        nw = static_cast<S>(to_bits(n));
+    } while (!a.compare_exchange_weak(old, nw, std::memory_order_relaxed));
+    return from_bits<T>(static_cast<uint64_t>(old));
+}
+}  // namespace __emu
+
+#define EMU_ATOMIC_INT(T)                                                                                        \
+    static inline T atomicAdd(T* p, T v) { return ::__emu::aref(p).fetch_add(v, std::memory_order_relaxed); }    \
+    static inline T atomicExch(T* p, T v) { return ::__emu::aref(p).exchange(v, std::memory_order_relaxed); }    \
+    static inline T atomicAnd(T* p, T v) { return ::__emu::aref(p).fetch_and(v, std::memory_order_relaxed); }    \
+    static inline T atomicOr(T* p, T v) { return ::__emu::aref(p).fetch_or(v, std::memory_order_relaxed); }      \
+    static inline T atomicXor(T* p, T v) { return ::__emu::aref(p).fetch_xor(v, std::memory_order_relaxed); }    \
+    static inline T atomicCAS(T* p, T cmp, T v) {                                                                \
+        ::__emu::aref(p).compare_exchange_strong(cmp, v, std::memory_order_relaxed);                             \
+        return cmp;                                                                                              \
+    }
+#define EMU_ATOMIC_MINMAX(T)                                                                                     \
+    static inline T atomicMin(T* p, T v) {                                                                       \
+        auto a = ::__emu::aref(p);                                                                               \
+        T old = a.load(std::memory_order_relaxed);                                                               \
+        while (v < old && !a.compare_exchange_weak(old, v, std::memory_order_relaxed)) {}                        \
+        return old;                                                                                              \
+    }                                                                                                            \
+    static inline T atomicMax(T* p, T v) {                                                                       \
+        auto a = ::__emu::aref(p);                                                                               \
+        T old = a.load(std::memory_order_relaxed);                                                               \
+        while (v > old && !a.compare_exchange_weak(old, v, std::memory_order_relaxed)) {}                        \
+        return old;                                                                                              \
+    }
+EMU_ATOMIC_INT(int)
+EMU_ATOMIC_INT(unsigned int)
+EMU_ATOMIC_INT(unsigned long long)
+EMU_ATOMIC_MINMAX(int)
+EMU_ATOMIC_MINMAX(unsigned int)
+EMU_ATOMIC_MINMAX(long long)
+EMU_ATOMIC_MINMAX(unsigned long long)
+#undef EMU_ATOMIC_INT
+#undef EMU_ATOMIC_MINMAX
+static inline int atomicSub(int* p, int v) { return ::__emu::aref(p).fetch_sub(v, std::memory_order_relaxed); }
+static inline unsigned int atomicSub(unsigned int* p, unsigned int v) { return ::__emu::aref(p).fetch_sub(v, std::memory_order_relaxed); }
+static inline unsigned long long atomicSub(unsigned long long* p, unsigned long long v) { return ::__emu::aref(p).fetch_sub(v, std::memory_order_relaxed); }
+static inline long long atomicAnd(long long* p, long long v) { return ::__emu::aref(p).fetch_and(v, std::memory_order_relaxed); }
+static inline long long atomicOr(long long* p, long long v) { return ::__emu::aref(p).fetch_or(v, std::memory_order_relaxed); }
+static inline long long atomicXor(long long* p, long long v) { return ::__emu::aref(p).fetch_xor(v, std::memory_order_relaxed); }
+static inline float atomicAdd(float* p, float v) { return ::__emu::aref(p).fetch_add(v, std::memory_order_relaxed); }
+static inline double atomicAdd(double* p, double v) { return ::__emu::aref(p).fetch_add(v, std::memory_order_relaxed); }
+static inline float atomicExch(float* p, float v) { return ::__emu::aref(p).exchange(v, std::memory_order_relaxed); }
+static inline unsigned short atomicCAS(unsigned short* p, unsigned short cmp, unsigned short v) {
+    ::__emu::aref(p).compare_exchange_strong(cmp, v, std::memory_order_relaxed);
+    return cmp;
+}
+static inline unsigned int atomicInc(unsigned int* p, unsigned int val) {
+    return ::__emu::cas_loop<unsigned int, unsigned int>(p, [val](unsigned int o) { return o >= val ? 0u : o + 1u; });
+}
+static inline unsigned int atomicDec(unsigned int* p, unsigned int val) {
+    return ::__emu::cas_loop<unsigned int, unsigned int>(p, [val](unsigned int o) { return (o == 0u || o > val) ? val : o - 1u; });
+}
+static inline __half atomicAdd(__half* p, __half v) {
+    return ::__emu::cas_loop<unsigned short, __half>(p, [v](__half o) { return __hadd(o, v); });
+}
+static inline __nv_bfloat16 atomicAdd(__nv_bfloat16* p, __nv_bfloat16 v) {
+    return ::__emu::cas_loop<unsigned short, __nv_bfloat16>(p, [v](__nv_bfloat16 o) { return __hadd(o, v); });
+}
+static inline __half2 atomicAdd(__half2* p, __half2 v) {
+    return ::__emu::cas_loop<unsigned int, __half2>(p, [v](__half2 o) { return __hadd2(o, v); });
+}
+static inline __nv_bfloat162 atomicAdd(__nv_bfloat162* p, __nv_bfloat162 v) {
+    return ::__emu::cas_loop<unsigned int, __nv_bfloat162>(p, [v](__nv_bfloat162 o) { return __hadd2(o, v); });
+}
+#define EMU_SCOPED(NAME)                                                                                         \
+    template <class... A>                                                                                        \
+    static inline auto NAME##_block(A... a) -> decltype(NAME(a...)) { return NAME(a...); }                       \
+    template <class... A>                                                                                        \
+    static inline auto NAME##_system(A... a) -> decltype(NAME(a...)) { return NAME(a...); }
+EMU_SCOPED(atomicAdd) EMU_SCOPED(atomicSub) EMU_SCOPED(atomicExch) EMU_SCOPED(atomicMin) EMU_SCOPED(atomicMax)
+EMU_SCOPED(atomicInc) EMU_SCOPED(atomicDec) EMU_SCOPED(atomicCAS) EMU_SCOPED(atomicAnd) EMU_SCOPED(atomicOr)
+EMU_SCOPED(atomicXor)
+#undef EMU_SCOPED
+
+static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+static inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+static inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+// ---------------------------------------------------------------------------------------------
+// 9. Math, intrinsics, bit manipulation
+// ---------------------------------------------------------------------------------------------
+// min/max as CUDA's math_functions.hpp declares them
+#define EMU_MINMAX(R, A, B)                                                                                      \
+    static inline R min(A a, B b) { return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b); } \
+    static inline R max(A a, B b) { return static_cast<R>(a) > static_cast<R>(b) ? static_cast<R>(a) : static_cast<R>(b); }
+EMU_MINMAX(int, int, int)
+EMU_MINMAX(unsigned int, unsigned int, unsigned int)
+EMU_MINMAX(unsigned int, int, unsigned int)
+EMU_MINMAX(unsigned int, unsigned int, int)
+EMU_MINMAX(long, long, long)
+EMU_MINMAX(unsigned long, unsigned long, unsigned long)
+EMU_MINMAX(unsigned long, long, unsigned long)
+EMU_MINMAX(unsigned long, unsigned long, long)
+EMU_MINMAX(long long, long long, long long)
+EMU_MINMAX(unsigned long long, unsigned long long, unsigned long long)
+EMU_MINMAX(unsigned long long, long long, unsigned long long)
+EMU_MINMAX(unsigned long long, unsigned long long, long long)
+#undef EMU_MINMAX
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+static inline double min(double a, double b) { return fmin(a, b); }
+static inline double max(double a, double b) { return fmax(a, b); }
+static inline double min(float a, double b) { return fmin(a, b); }
+static inline double max(float a, double b) { return fmax(a, b); }
+static inline double min(double a, float b) { return fmin(a, b); }
+static inline double max(double a, float b) { return fmax(a, b); }
+static inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+static inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+static inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+static inline long long llmax(long long a, long long b) { return a > b ? a : b; }
+
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+static inline double rcbrt(double x) { return 1.0 / cbrt(x); }
+static inline float sinpif(float x) { return static_cast<float>(sin(M_PI * static_cast<double>(x))); }
+static inline float cospif(float x) { return static_cast<float>(cos(M_PI * static_cast<double>(x))); }
+static inline double sinpi(double x) { return sin(M_PI * x); }
+static inline double cospi(double x) { return cos(M_PI * x); }
+static inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
+static inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
+static inline float rhypotf(float a, float b) { return 1.0f / hypotf(a, b); }
+static inline double rhypot(double a, double b) { return 1.0 / hypot(a, b); }
+static inline float norm3df(float a, float b, float c) { return static_cast<float>(sqrt(double(a) * a + double(b) * b + double(c) * c)); }
+static inline float rnorm3df(float a, float b, float c) { return 1.0f / norm3df(a, b, c); }
+static inline float norm4df(float a, float b, float c, float d) { return static_cast<float>(sqrt(double(a) * a + double(b) * b + double(c) * c + double(d) * d)); }
+static inline float rnorm4df(float a, float b, float c, float d) { return 1.0f / norm4df(a, b, c, d); }
+static inline double norm3d(double a, double b, double c) { return sqrt(a * a + b * b + c * c); }
+static inline double rnorm3d(double a, double b, double c) { return 1.0 / norm3d(a, b, c); }
+static inline float normf(int n, const float* a) { double s = 0; for (int i = 0; i < n; ++i) s += double(a[i]) * a[i]; return static_cast<float>(sqrt(s)); }
+static inline float rnormf(int n, const float* a) { return 1.0f / normf(n, a); }
+static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+static inline float normcdff(float x) { return static_cast<float>(normcdf(x)); }
+static inline double erfinv(double y) {
+    if (y <= -1.0) return y == -1.0 ? -HUGE_VAL : NAN;
+    if (y >= 1.0) return y == 1.0 ? HUGE_VAL : NAN;
+    if (y != y) return y;
+    // Giles' single-precision approximation as the start, then Newton steps in double
+    double w = -log((1.0 - y) * (1.0 + y)), x;
+    if (w < 5.0) {
+        w -= 2.5;
+        x = 2.81022636e-08; x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w; x = -4.39150654e-06 + x * w;
+        x = 0.00021858087 + x * w; x = -0.00125372503 + x * w; x = -0.00417768164 + x * w; x = 0.246640727 + x * w;
+        x = 1.50140941 + x * w;
+    } else {
+        w = sqrt(w) - 3.0;
+        x = -0.000200214257; x = 0.000100950558 + x * w; x = 0.00134934322 + x * w; x = -0.00367342844 + x * w;
+        x = 0.00573950773 + x * w; x = -0.0076224613 + x * w; x = 0.00943887047 + x * w; x = 1.00167406 + x * w;
+        x = 2.83297682 + x * w;
+    }
+    x *= y;
+    for (int i = 0; i < 3; ++i) x -= (erf(x) - y) / (M_2_SQRTPI * exp(-x * x));
+    return x;
+}
+static inline float erfinvf(float y) { return static_cast<float>(erfinv(y)); }
+static inline double erfcinv(double y) { return erfinv(1.0 - y); }
+static inline float erfcinvf(float y) { return static_cast<float>(erfcinv(y)); }
+static inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); }
+static inline float normcdfinvf(float p) { return static_cast<float>(normcdfinv(p)); }
+static inline double erfcx(double x) { return x < 25.0 ? exp(x * x) * erfc(x) : 1.0 / (x * 1.7724538509055160273) * (1.0 - 0.5 / (x * x)); }
+static inline float erfcxf(float x) { return static_cast<float>(erfcx(x)); }
+static inline float fdividef(float a, float b) { return a / b; }
+
+// fast-math intrinsics -> the accurate functions (inside the GPU's error bounds)
+// glibc declares (but does not export) __expf & co. with C linkage: define them with that linkage
+#define EMU_CFN extern "C" __attribute__((visibility("hidden"))) inline
+EMU_CFN float __expf(float x) noexcept { return expf(x); }
+EMU_CFN float __exp10f(float x) noexcept { return static_cast<float>(pow(10.0, static_cast<double>(x))); }
+EMU_CFN float __logf(float x) noexcept { return logf(x); }
+EMU_CFN float __log2f(float x) noexcept { return log2f(x); }
+EMU_CFN float __log10f(float x) noexcept { return log10f(x); }
+EMU_CFN float __powf(float a, float b) noexcept { return powf(a, b); }
+EMU_CFN float __sinf(float x) noexcept { return sinf(x); }
+EMU_CFN float __cosf(float x) noexcept { return cosf(x); }
+EMU_CFN float __tanf(float x) noexcept { return tanf(x); }
+EMU_CFN void __sincosf(float x, float* s, float* c) noexcept { *s = sinf(x); *c = cosf(x); }
+#undef EMU_CFN
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float __saturatef(float x) { return x >= 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }  // NaN -> 0
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __fmaf_ieee_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dsub_rn(double a, double b) { return a - b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline double __ddiv_rn(double a, double b) { return a / b; }
+static inline double __drcp_rn(double x) { return 1.0 / x; }
+static inline double __dsqrt_rn(double x) { return sqrt(x); }
+static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+
+// type punning
+static inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+static inline int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
+static inline float __uint_as_float(unsigned int x) { return __builtin_bit_cast(float, x); }
+static inline unsigned int __float_as_uint(float x) { return __builtin_bit_cast(unsigned int, x); }
+static inline double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
+static inline long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
+static inline int __double2hiint(double x) { return static_cast<int>(__builtin_bit_cast(unsigned long long, x) >> 32); }
+static inline int __double2loint(double x) { return static_cast<int>(__builtin_bit_cast(unsigned long long, x)); }
+static inline double __hiloint2double(int hi, int lo) {
+    return __builtin_bit_cast(double, (static_cast<unsigned long long>(static_cast<unsigned>(hi)) << 32) | static_cast<unsigned>(lo));
+}
+
+// float/double -> integer (saturating, NaN -> 0, like cvt.*) in every rounding mode;
+// integer -> float/double only in round-to-nearest (directed modes are left undefined on purpose)
+namespace __emu {
+template <class I, class F>
+static inline I cvt_sat(F r) {
+    if (r != r) return 0;
+    if (r <= static_cast<F>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+    if (r >= static_cast<F>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+    return static_cast<I>(r);
+}
+}  // namespace __emu
+#define EMU_F2I(SRC, NAME, I)                                                                                    \
+    static inline I __##SRC##2##NAME##_rn(SRC x) { return ::__emu::cvt_sat<I, SRC>(nearbyint(x)); }              \
+    static inline I __##SRC##2##NAME##_rz(SRC x) { return ::__emu::cvt_sat<I, SRC>(trunc(x)); }                  \
+    static inline I __##SRC##2##NAME##_rd(SRC x) { return ::__emu::cvt_sat<I, SRC>(floor(x)); }                  \
+    static inline I __##SRC##2##NAME##_ru(SRC x) { return ::__emu::cvt_sat<I, SRC>(ceil(x)); }
+EMU_F2I(float, int, int) EMU_F2I(float, uint, unsigned int) EMU_F2I(float, ll, long long) EMU_F2I(float, ull, unsigned long long)
+EMU_F2I(double, int, int) EMU_F2I(double, uint, unsigned int) EMU_F2I(double, ll, long long) EMU_F2I(double, ull, unsigned long long)
+#undef EMU_F2I
+static inline float __int2float_rn(int x) { return static_cast<float>(x); }
+static inline float __uint2float_rn(unsigned int x) { return static_cast<float>(x); }
+static inline float __ll2float_rn(long long x) { return static_cast<float>(x); }
+static inline float __ull2float_rn(unsigned long long x) { return static_cast<float>(x); }
+static inline double __int2double_rn(int x) { return static_cast<double>(x); }
+static inline double __uint2double_rn(unsigned int x) { return static_cast<double>(x); }
+static inline double __ll2double_rn(long long x) { return static_cast<double>(x); }
+static inline double __ull2double_rn(unsigned long long x) { return static_cast<double>(x); }
+static inline float __double2float_rn(double x) { return static_cast<float>(x); }
+static inline float __double2float_rz(double x) {
+    float f = static_cast<float>(x);
+    if (std::isfinite(x) && std::fabs(static_cast<double>(f)) > std::fabs(x)) f = nextafterf(f, 0.0f);
+    return f;
+}
+
+// integer intrinsics
+static inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x ? __builtin_clz(static_cast<unsigned>(x)) : 32; }
+static inline int __clzll(long long x) { return x ? __builtin_clzll(static_cast<unsigned long long>(x)) : 64; }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned int __brev(unsigned int x) {
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+    return __builtin_bswap32(x);
+}
+static inline unsigned long long __brevll(unsigned long long x) {
+    return (static_cast<unsigned long long>(__brev(static_cast<unsigned>(x))) << 32) | __brev(static_cast<unsigned>(x >> 32));
+}
+static inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
+    unsigned long long v = (static_cast<unsigned long long>(y) << 32) | x;
+    unsigned int r = 0;
+    for (int i = 0; i < 4; ++i) r |= static_cast<unsigned>((v >> (((s >> (4 * i)) & 7u) * 8)) & 0xffu) << (8 * i);
+    return r;
+}
+static inline unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int s) {
+    unsigned long long v = (static_cast<unsigned long long>(hi) << 32) | lo;
+    return static_cast<unsigned>((v << (s & 31)) >> 32);
+}
+static inline unsigned int __funnelshift_lc(unsigned int lo, unsigned int hi, unsigned int s) {
+    unsigned long long v = (static_cast<unsigned long long>(hi) << 32) | lo;
+    return static_cast<unsigned>((v << std::min(s, 32u)) >> 32);
+}
+static inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int s) {
+    unsigned long long v = (static_cast<unsigned long long>(hi) << 32) | lo;
+    return static_cast<unsigned>(v >> (s & 31));
+}
+static inline unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int s) {
+    unsigned long long v = (static_cast<unsigned long long>(hi) << 32) | lo;
+    return static_cast<unsigned>(v >> std::min(s, 32u));
+}
+static inline int __mulhi(int a, int b) { return static_cast<int>((static_cast<long long>(a) * b) >> 32); }
+static inline unsigned int __umulhi(unsigned int a, unsigned int b) { return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32); }
+static inline long long __mul64hi(long long a, long long b) { return static_cast<long long>((static_cast<__int128>(a) * b) >> 64); }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return static_cast<unsigned long long>((static_cast<unsigned __int128>(a) * b) >> 64); }
+static inline int __mul24(int a, int b) { return static_cast<int>(static_cast<unsigned>((a << 8) >> 8) * static_cast<unsigned>((b << 8) >> 8)); }
+static inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+static inline int __hadd(int a, int b) { return static_cast<int>((static_cast<long long>(a) + b) >> 1); }
+static inline int __rhadd(int a, int b) { return static_cast<int>((static_cast<long long>(a) + b + 1) >> 1); }
+static inline unsigned int __uhadd(unsigned int a, unsigned int b) { return static_cast<unsigned>((static_cast<unsigned long long>(a) + b) >> 1); }
+static inline unsigned int __urhadd(unsigned int a, unsigned int b) { return static_cast<unsigned>((static_cast<unsigned long long>(a) + b + 1) >> 1); }
+static inline unsigned int __sad(int a, int b, unsigned int c) { return static_cast<unsigned>(a > b ? static_cast<long long>(a) - b : static_cast<long long>(b) - a) + c; }
+static inline unsigned int __usad(unsigned int a, unsigned int b, unsigned int c) { return (a > b ? a - b : b - a) + c; }
+
+// loads/stores with cache hints: plain accesses
+template <class T> static inline T __ldg(const T* p) { return *p; }
+template <class T> static inline T __ldca(const T* p) { return *p; }
+template <class T> static inline T __ldcg(const T* p) { return *p; }
+template <class T> static inline T __ldcs(const T* p) { return *p; }
+template <class T> static inline T __ldlu(const T* p) { return *p; }
+template <class T> static inline T __ldcv(const T* p) { return *p; }
+template <class T> static inline void __stwb(T* p, T v) { *p = v; }
+template <class T> static inline void __stcg(T* p, T v) { *p = v; }
+template <class T> static inline void __stcs(T* p, T v) { *p = v; }
+template <class T> static inline void __stwt(T* p, T v) { *p = v; }
+
+static inline long long clock64() {
+#if defined(__x86_64__)
+    return static_cast<long long>(__builtin_ia32_rdtsc());
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+#endif
+}
+static inline unsigned long long __globaltimer() {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<unsigned long long>(ts.tv_sec) * 1000000000ULL + ts.tv_nsec;
+}
+[[noreturn]] static inline void __trap() { ::__emu::fail("__trap() called"); }
+[[noreturn]] static inline void __brkpt() { ::__emu::fail("__brkpt() called"); }
+
+#ifndef CUDART_INF_F
+#define CUDART_INF_F __builtin_huge_valf()
+#define CUDART_NAN_F __builtin_bit_cast(float, 0x7fffffffu)
+#define CUDART_MIN_DENORM_F __builtin_bit_cast(float, 0x00000001u)
+#define CUDART_MAX_NORMAL_F __builtin_bit_cast(float, 0x7f7fffffu)
+#define CUDART_NEG_ZERO_F __builtin_bit_cast(float, 0x80000000u)
+#define CUDART_ZERO_F 0.0f
+#define CUDART_ONE_F 1.0f
+#define CUDART_SQRT_HALF_F 0.707106781f
+#define CUDART_SQRT_TWO_F 1.414213562f
+#define CUDART_THIRD_F 0.333333333f
+#define CUDART_PI_F 3.141592654f
+#define CUDART_PIO2_F 1.570796327f
+#define CUDART_2_OVER_PI_F 0.636619772f
+#define CUDART_LN2_F 0.693147181f
+#define CUDART_L2E_F 1.442695041f
+#define CUDART_INF __builtin_huge_val()
+#define CUDART_NAN __builtin_bit_cast(double, 0xfff8000000000000ull)
+#define CUDART_NEG_ZERO __builtin_bit_cast(double, 0x8000000000000000ull)
+#define CUDART_MIN_DENORM __builtin_bit_cast(double, 0x0000000000000001ull)
+#define CUDART_ZERO 0.0
+#define CUDART_ONE 1.0
+#define CUDART_PI 3.1415926535897931e+0
+#define CUDART_PIO2 1.5707963267948966e+0
+#define CUDART_SQRT_2PI 2.5066282746310002e+0
+#define CUDART_SQRT_HALF 7.0710678118654757e-1
+#define CUDART_LN2 6.9314718055994529e-1
+#define CUDART_L2E 1.4426950408889634e+0
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// 10. assert (records an error and ends the thread), unsupported constructs
+// ---------------------------------------------------------------------------------------------
+namespace __emu {
+[[noreturn]] static inline void assert_fail(const char* expr, const char* file, int line) {
+    const uint3 t = tls.tid;
+    fail("assertion `%s` failed at %s:%d in thread (%u,%u,%u)", expr, base_name(file), line, t.x, t.y, t.z);
+}
+}  // namespace __emu
+#define __EMU_ASSERT_READY 1
+#undef assert
+#ifdef NDEBUG
+#define assert(e) ((void)0)
+#else
+#define assert(e) ((e) ? (void)0 : ::__emu::assert_fail(#e, __FILE__, __LINE__))
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// 11. Kernel registration and the launch entry used by the generated glue
+// ---------------------------------------------------------------------------------------------
+namespace __emu {
+template <class T>
+struct alignas(alignof(T)) RawArg {
+    unsigned char b[sizeof(T)];
+};
+template <class T>
+static constexpr char kind_of() {
+    if constexpr (std::is_pointer_v<T> || std::is_null_pointer_v<T>) return 'p';
+    else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return 'i';
+    else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) return 'f';
+    else return 'o';
+}
+
+template <class Sig> struct KSig;
+template <class... A>
+struct KSig<void (*)(A...)> {
+    using Tuple = std::tuple<RawArg<std::decay_t<A>>...>;
+    static constexpr unsigned N = sizeof...(A);
+    static constexpr unsigned sizes[N + 1] = {static_cast<unsigned>(sizeof(std::decay_t<A>))..., 0u};
+    static constexpr char kinds[N + 1] = {kind_of<std::decay_t<A>>()..., 0};
+    template <class K, size_t... I>
+    static inline void call(K k, const Tuple& t, std::index_sequence<I...>) {
+        k(*reinterpret_cast<const std::decay_t<A>*>(std::get<I>(t).b)...);
+    }
+    template <size_t... I>
+    static inline void pack(Tuple& t, void* const* params, std::index_sequence<I...>) {
+        (memcpy(std::get<I>(t).b, params[I], sizeof(std::decay_t<A>)), ...);
+    }
+};
+template <class... A>
+struct KSig<void (*)(A...) noexcept> : KSig<void (*)(A...)> {};
+
+struct KernelDesc {
+    unsigned nparams;
+    const unsigned* sizes;
+    const char* kinds;
+    size_t args_size, args_align;
+    void (*pack)(void* storage, void* const* params);
+    void (*thread_fn)(const void* args);
+    void (*block_fn)(const void* args);
+};
+
+template <auto F>
+struct KernelImpl {
+    using S = KSig<decltype(F)>;
+    using Tuple = typename S::Tuple;
+    static void pack(void* storage, void* const* params) {
+        Tuple* t = new (storage) Tuple;
+        S::pack(*t, params, std::make_index_sequence<S::N>{});
+    }
+    static void thread_fn(const void* args) {
+        S::call(F, *static_cast<const Tuple*>(args), std::make_index_sequence<S::N>{});
+    }
+    static void block_fn(const void* args) {  // plain loop over the block's threads
+        const Tuple& t = *static_cast<const Tuple*>(args);
+        const uint3 bd = tls.bdim;
+        for (unsigned z = 0; z < bd.z; ++z)
+            for (unsigned y = 0; y < bd.y; ++y)
+                for (unsigned x = 0; x < bd.x; ++x) {
+                    tls.tid = uint3{x, y, z};
+                    S::call(F, t, std::make_index_sequence<S::N>{});
+                }
+    }
+    static constexpr KernelDesc desc() {
+        return KernelDesc{S::N, S::sizes, S::kinds, sizeof(Tuple), alignof(Tuple), &pack, &thread_fn, &block_fn};
+    }
+};
+
+static inline int launch_entry(const KernelDesc& d, const char* name, bool fibers, const unsigned* grid,
+                               const unsigned* block, void** params, size_t shmem, char* errbuf, size_t errlen) {
+    auto err = [&](const char* fmt, auto... a) {
+        if (errbuf && errlen) snprintf(errbuf, errlen, fmt, a...);
+        return 1;
+    };
+    if (block[0] == 0 || block[1] == 0 || block[2] == 0 || grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+        return err("kernel '%s': zero grid or block dimension", name);
+    uint64_t nthreads = static_cast<uint64_t>(block[0]) * block[1] * block[2];
+    if (nthreads > kMaxFibers || block[2] > 64) return err("kernel '%s': block (%u,%u,%u) too large", name, block[0], block[1], block[2]);
+    if (shmem > kMaxDynSmem) return err("kernel '%s': %zu bytes of dynamic shared memory (max %zu)", name, shmem, kMaxDynSmem);
+    static const bool force = [] { const char* s = getenv("ACLNN_PY_EMU_FORCE_FIBERS"); return s && *s && *s != '0'; }();
+    alignas(64) unsigned char small[1024];
+    unsigned char* storage = small;
+    void* heap = nullptr;
+    if (d.args_size > sizeof small || d.args_align > 64) {
+        heap = aligned_alloc(std::max<size_t>(64, d.args_align), (d.args_size + 63) / 64 * 64);
+        storage = static_cast<unsigned char*>(heap);
+    }
+    d.pack(storage, params);
+    Launch* L = new Launch;  // not on the stack: large and shared with the pool threads
+    L->name = name;
+    L->thread_fn = d.thread_fn;
+    L->block_fn = d.block_fn;
+    L->args = storage;
+    L->grid = uint3{grid[0], grid[1], grid[2]};
+    L->block = uint3{block[0], block[1], block[2]};
+    L->shmem = shmem;
+    L->nthreads = static_cast<unsigned>(nthreads);
+    L->nblocks = static_cast<uint64_t>(grid[0]) * grid[1] * grid[2];
+    L->fibers = fibers || force;
+    L->spin_limit = static_cast<unsigned>(env_size("ACLNN_PY_EMU_SPIN_LIMIT", 1u << 20));
+    L->msg[0] = 0;
+    run_grid(*L);
+    fflush(stdout);
+    int rc = 0;
+    if (L->failed.load(std::memory_order_acquire)) {
+        rc = 1;
+        if (errbuf && errlen) snprintf(errbuf, errlen, "%s", L->msg);
+    }
+    delete L;
+    free(heap);
+    return rc;
+}
+}  // namespace __emu
+
+// Inline PTX cannot be emulated: any use is a compile error.
+#define asm __emu_unsupported_inline_asm_in_kernel_code
+#define __asm__ __emu_unsupported_inline_asm_in_kernel_code
+#define __asm __emu_unsupported_inline_asm_in_kernel_code
+
+#endif  // ACLNN_PY_CUDA_EMU_H
