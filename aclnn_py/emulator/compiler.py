@@ -405,8 +405,13 @@ class _Scan:
                 k = m + 1
             else:
                 k += 1
+        # a lambda stored in a variable: `auto name = [...](...) {`
+        if "=" in win and "[" in win and win.index("=") < win.index("["):
+            eq = win.index("=")
+            name = win[eq - 1] if eq > 0 else ""
+            if name and (name[0].isalpha() or name[0] == "_"):
+                return ("func", name)
         # first top-level parenthesis group whose preceding token is a name
-        depth_angle = 0
         while k < len(win):
             t = win[k]
             if t == "(":
@@ -415,10 +420,9 @@ class _Scan:
                 if prev in ("__attribute__", "alignas", "__align__", "decltype", "noexcept", "throw", "__declspec"):
                     k = end + 1 if end >= k else len(win)
                     continue
-                if k >= 2 and win[k - 2] == "operator":
-                    return ("func", "operator" + prev)
-                if prev == "operator" or (k >= 2 and win[k - 1] == ")" and "operator" in win[:k]):
-                    return ("func", "operator()")
+                for back in (1, 2, 3):  # operator(), operator+, operator==, operator float
+                    if k - back >= 0 and win[k - back] == "operator":
+                        return ("func", "operator" + "".join(win[k - back + 1 : k]))
                 if prev and (prev[0].isalpha() or prev[0] == "_") and prev not in _KEYWORDS:
                     return ("func", prev)
                 return ("block", "")
@@ -711,7 +715,6 @@ def _build(code: str, opts: tuple[str, ...], names: tuple[str, ...], fname: str)
             "headers": _headers_digest(),
             "deps": _dependency_digest(code, incs, pre),
             "cxx": _compiler_identity(cxx),
-            "force": os.environ.get("ACLNN_PY_EMU_FORCE_FIBERS", ""),
         },
         sort_keys=True,
     )

@@ -15,6 +15,26 @@
 //    same-call-site check; warp collectives gather all lanes named in the mask and compute the
 //    results in one step. Deadlocks and misuse are reported as errors, never hangs.
 //
+// Rules chosen where CUDA leaves things undefined (the emulator is stricter than a GPU):
+//  * a warp is 32 consecutive linear thread ids of the block; in a partial last warp the missing
+//    lanes do not exist: a mask naming them (0xffffffff) is accepted, they are not waited for, and
+//    a shuffle whose source lane does not exist -- or is outside the segment, or not in the mask --
+//    returns the caller's own value;
+//  * a collective completes when every existing lane named in the mask has arrived; errors: a
+//    named lane has exited, the caller is not in its own mask, lanes named in one mask arrive at
+//    different collectives (kind, operand size or width), a named lane waits at a barrier;
+//  * __syncthreads: threads of one barrier round must arrive from the same call site; exited
+//    threads drop out (PTX semantics); no runnable thread left -> "deadlock" error; a thread that
+//    keeps spinning on warp collectives / __nanosleep (ACLNN_PY_EMU_SPIN_LIMIT, default 2^20)
+//    while the rest of the block waits at a barrier or cannot run -> "livelock" error;
+//  * dynamic shared memory is filled with 0xFF bytes (NaN) before every block; static __shared__
+//    variables are per-OS-thread `thread_local`s and are NOT re-poisoned between blocks;
+//  * a spin-wait on memory without any warp collective or __nanosleep never yields and hangs (as
+//    it may on a GPU).
+// Environment: ACLNN_PY_EMU_THREADS (block pool size, default min(CPUs, 8)), ACLNN_PY_EMU_STACK_KB
+// (fiber stack, default 128), ACLNN_PY_EMU_FORCE_FIBERS=1 (no plain-loop kernels),
+// ACLNN_PY_EMU_SPIN_LIMIT, ACLNN_PY_EMU_SPIN_TIMEOUT_S.
+//
 // Macros: __EMU_CPU__ is defined (1). __CUDA_ARCH__, __CUDACC__, __NVCC__ and __CUDACC_RTC__ are
 // NOT defined: code guarded by them takes its host path (no inline PTX, no CUDA-only headers).
 #ifndef ACLNN_PY_CUDA_EMU_H
@@ -71,9 +91,8 @@
 #define __device__
 #define __host__
 #define __forceinline__ __inline__
-#define __noinline__ __attribute__((noinline))
+#define __noinline__ /* empty: keeps a later __attribute__((__noinline__)) in std headers valid */
 #define __launch_bounds__(...)
-#define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
 #define __constant__
@@ -406,7 +425,7 @@ static void fiber_main(void* arg);
 
 static inline size_t fiber_stack_size() {
     static size_t sz = [] {
-        size_t kb = env_size("ACLNN_PY_EMU_STACK_KB", 256);
+        size_t kb = env_size("ACLNN_PY_EMU_STACK_KB", 128);
         size_t ps = page_size();
         return ((kb * 1024 + ps - 1) / ps) * ps;
     }();
@@ -971,14 +990,17 @@ static void* pool_worker(void*) {
     }
 }
 
-static inline unsigned pool_threads() {
+static inline unsigned pool_threads() {  // $ACLNN_PY_EMU_THREADS, else min(usable CPUs, 8)
     size_t v = env_size("ACLNN_PY_EMU_THREADS", 0);
     if (v) return static_cast<unsigned>(std::min<size_t>(v, 256));
-    cpu_set_t set;
-    unsigned n = 1;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) n = static_cast<unsigned>(CPU_COUNT(&set));
-    else n = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-    return std::max(1u, std::min(n, 8u));
+    static const unsigned ncpu = [] {
+        cpu_set_t set;
+        unsigned n = 1;
+        if (sched_getaffinity(0, sizeof set, &set) == 0) n = static_cast<unsigned>(CPU_COUNT(&set));
+        else n = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+        return std::max(1u, std::min(n, 8u));
+    }();
+    return ncpu;
 }
 
 static void run_grid(Launch& L) {
@@ -1617,7 +1639,8 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
     uint64_t nthreads = static_cast<uint64_t>(block[0]) * block[1] * block[2];
     if (nthreads > kMaxFibers || block[2] > 64) return err("kernel '%s': block (%u,%u,%u) too large", name, block[0], block[1], block[2]);
     if (shmem > kMaxDynSmem) return err("kernel '%s': %zu bytes of dynamic shared memory (max %zu)", name, shmem, kMaxDynSmem);
-    static const bool force = [] { const char* s = getenv("ACLNN_PY_EMU_FORCE_FIBERS"); return s && *s && *s != '0'; }();
+    const char* fs = getenv("ACLNN_PY_EMU_FORCE_FIBERS");
+    const bool force = fs && *fs && *fs != '0';
     alignas(64) unsigned char small[1024];
     unsigned char* storage = small;
     void* heap = nullptr;
@@ -1652,9 +1675,8 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
 }
 }  // namespace __emu
 
-// Inline PTX cannot be emulated: any use is a compile error.
+// Inline PTX cannot be emulated: `asm(...)` is a compile error (`__asm__("<ptx>")` fails in the
+// assembler). Only `asm` is poisoned so that std headers included later (they use __asm__) work.
 #define asm __emu_unsupported_inline_asm_in_kernel_code
-#define __asm__ __emu_unsupported_inline_asm_in_kernel_code
-#define __asm __emu_unsupported_inline_asm_in_kernel_code
 
 #endif  // ACLNN_PY_CUDA_EMU_H
