@@ -803,16 +803,22 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         exprs: list[str] = []
         index: dict[str, int] = {}
         for expr in names:
-            e = expr.strip().lstrip("&").strip()
+            e = expr.strip()
+            if e.startswith("&") and "(" not in e:
+                e = e[1:].strip()
             if _norm(e) in index:
                 table[index[_norm(e)]]["aliases"].append(expr)
                 continue
             index[_norm(e)] = len(table)
             table.append({"name": expr, "aliases": [e] if e != expr else [], "uses_sync": scan.uses_sync(e, tainted)})
             exprs.append(e)
+        bodies: dict[str, int] = {}
         for qual, is_template, has_body in scan.kernels:
-            if is_template or not has_body:
-                continue
+            if has_body and not is_template:
+                bodies[qual] = bodies.get(qual, 0) + 1
+        for qual, is_template, has_body in scan.kernels:
+            if is_template or not has_body or bodies.get(qual, 0) != 1:
+                continue  # templates and overloaded kernels need a name expression
             plain = qual.split("::")[-1]
             if _norm(qual) in index:
                 t = table[index[_norm(qual)]]
@@ -825,7 +831,9 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             exprs.append(qual)
         reg = ["", '# 1 "<aclnn-emulator-glue>"', "namespace __emu_glue {"]
         for i, e in enumerate(exprs):
-            reg.append(f"constexpr auto k{i} = &{e};")
+            # `k<float>` -> &k<float>; `&k<float>` or a cast expression yielding the pointer as is
+            ptr_expr = e if e.startswith(("&", "(")) or e.endswith(")") else f"&{e}"
+            reg.append(f"constexpr auto k{i} = {ptr_expr};")
         descs = ", ".join(f"::__emu::KernelImpl<k{i}>::desc()" for i in range(len(exprs))) or "{}"
         reg.append(f"static const ::__emu::KernelDesc descs[] = {{{descs}}};")
         cnames = ", ".join(json.dumps(t["name"]) for t in table) or '""'

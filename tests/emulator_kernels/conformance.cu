@@ -268,3 +268,30 @@ extern "C" __global__ void checked(const int* x, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) assert(x[i] >= 0);
 }
+
+// __activemask inside a divergent branch, then a reconverging __syncwarp
+extern "C" __global__ void active_branch(const int* x, int* out, unsigned int* masks, int n) {
+    const int i = threadIdx.x;
+    if (i < n) {
+        const unsigned int m = __activemask();
+        int v = x[i];
+        for (int o = 16; o > 0; o >>= 1) {
+            const int w = __shfl_down_sync(m, v, o);
+            if (i + o < n) v += w;
+        }
+        masks[i] = m;
+        out[i] = v;
+    }
+    __syncwarp();
+}
+
+// the upper half-warp runs a shuffle of its own while the lower half already waits in a
+// full-warp __syncwarp (legal with independent thread scheduling)
+extern "C" __global__ void upper_half_then_syncwarp(const int* x, int* out) {
+    const int lane = threadIdx.x & 31;
+    int v = x[threadIdx.x];
+    if (lane >= 16) v += __shfl_xor_sync(0xffff0000u, v, 1);
+    __syncwarp();
+    v += __shfl_xor_sync(0xffffffffu, v, 16);
+    out[threadIdx.x] = v;
+}

@@ -174,7 +174,7 @@ struct dim3 {
 // ---------------------------------------------------------------------------------------------
 namespace __emu {
 
-enum : unsigned char { ST_READY = 0, ST_BAR = 1, ST_WARP = 2, ST_EXITED = 3 };
+enum : unsigned char { ST_READY = 0, ST_BAR = 1, ST_WARP = 2, ST_EXITED = 3, ST_AMASK = 4 };
 
 enum : unsigned char {
     OP_NONE = 0, OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY,
@@ -722,10 +722,8 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
                  "%s (%s:%d) with mask 0x%08x", op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z,
                  mask, j, warp, o ? op_name(o->op) : "?", o ? base_name(o->file) : "?", o ? o->line : 0, o ? o->given : 0);
         }
-        if (const Group* o = group_naming(w, me))
-            fail("lane %u of warp %u arrives at %s (%s:%d) with mask 0x%08x while lanes waiting in %s (%s:%d) name it "
-                 "in their mask 0x%08x", lane, warp, op_name(op), base_name(file), line, mask, op_name(o->op),
-                 base_name(o->file), o->line, o->given);
+        // (A pending group naming this lane is fine: the lane may run other collectives with
+        // disjoint masks first, e.g. inside a branch, and arrive later; real cycles are deadlocks.)
         for (uint32_t m = eff & ~me; m; m &= m - 1) {
             unsigned j = __builtin_ctz(m);
             const Fiber& o = ex.fibers[base + j];
@@ -762,11 +760,47 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
     return f->cres;
 }
 
-static inline unsigned activemask_impl() {
+// __activemask(): the lanes of the warp that are converged at this call. The caller waits until
+// no other lane of its warp is runnable (the others have exited, or wait at a barrier, in a
+// collective or at an __activemask); the result is the set of lanes waiting at the same
+// __activemask call site. In convergent code that is every non-exited lane.
+static unsigned activemask_impl(const char* file, int line) {
     Fiber* f = tls.cur;
-    if (!f) plain_mode_fail("__activemask", __FILE__, __LINE__);
-    const Warp& w = tls.ex->warps[f->linear >> 5];
-    return w.exist & ~w.exited;
+    if (!f) plain_mode_fail("__activemask", file, line);
+    Executor& ex = *tls.ex;
+    const unsigned base = f->linear & ~31u;
+    Warp& w = ex.warps[f->linear >> 5];
+    Fiber* fb = ex.fibers + base;
+    f->state = ST_AMASK;
+    f->cfile = file;
+    f->cline = line;
+    f->cop = 0;
+    for (;;) {
+        if (f->cop == 1) break;  // released by another lane of the same group
+        bool running = false;
+        const uint32_t alive = w.exist & ~w.exited;
+        for (uint32_t m = alive; m; m &= m - 1)
+            if (fb[__builtin_ctz(m)].state == ST_READY) { running = true; break; }
+        if (!running) {
+            uint32_t group = 0;
+            for (uint32_t m = alive; m; m &= m - 1) {
+                const Fiber& o = fb[__builtin_ctz(m)];
+                if (o.state == ST_AMASK && o.cline == line && (o.cfile == file || strcmp(o.cfile, file) == 0))
+                    group |= 1u << __builtin_ctz(m);
+            }
+            for (uint32_t m = group; m; m &= m - 1) {
+                Fiber& o = fb[__builtin_ctz(m)];
+                o.cres = group;
+                o.cop = 1;
+                o.state = ST_READY;
+            }
+            break;
+        }
+        ctx_swap(&f->ctx, &ex.sched);  // ST_AMASK fibers are resumed by the scheduler to re-check
+    }
+    f->state = ST_READY;
+    f->cop = 0;
+    return static_cast<unsigned>(f->cres);
 }
 
 static inline void nanosleep_impl(const char* file, int line) {
@@ -888,7 +922,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
     for (;;) {
         bool progressed = false;
         for (unsigned i = 0; i < N; ++i) {
-            if (fb[i].state != ST_READY) continue;
+            if (fb[i].state != ST_READY && fb[i].state != ST_AMASK) continue;
             progressed = true;
             tls.cur = &fb[i];
             tls.tid = fb[i].tid;
@@ -1075,7 +1109,7 @@ static inline int __any_sync(unsigned mask, int pred, EMU_SITE) {
 static inline int __all_sync(unsigned mask, int pred, EMU_SITE) {
     return static_cast<int>(::__emu::warp_collective(::__emu::OP_ALL, 4, mask, pred != 0, 0, 32, EMU_AT));
 }
-static inline unsigned __activemask() { return ::__emu::activemask_impl(); }
+static inline unsigned __activemask(EMU_SITE) { return ::__emu::activemask_impl(EMU_AT); }
 static inline void __nanosleep(unsigned, EMU_SITE) { ::__emu::nanosleep_impl(EMU_AT); }
 
 namespace __emu {
