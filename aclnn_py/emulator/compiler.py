@@ -720,7 +720,13 @@ def _build(code: str, opts: tuple[str, ...], names: tuple[str, ...], fname: str)
     )
     key = hashlib.sha256(key_src.encode()).hexdigest()[:40]
     out_dir = cache_dir() / "emulator"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(out_dir, os.W_OK):
+            raise PermissionError(str(out_dir))
+    except OSError:  # read-only home: a private temp dir still gives a per-machine cache
+        out_dir = pathlib.Path(tempfile.gettempdir()) / f"aclnn_py-{os.getuid()}" / "emulator"
+        out_dir.mkdir(parents=True, exist_ok=True)
     so_path = out_dir / f"{key}.so"
     meta_path = out_dir / f"{key}.json"
     mod = _try_load(so_path, meta_path)

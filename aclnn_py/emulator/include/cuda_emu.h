@@ -26,7 +26,8 @@
 //  * __syncthreads: threads of one barrier round must arrive from the same call site; exited
 //    threads drop out (PTX semantics); no runnable thread left -> "deadlock" error; a thread that
 //    keeps spinning on warp collectives / __nanosleep (ACLNN_PY_EMU_SPIN_LIMIT, default 2^20)
-//    while the rest of the block waits at a barrier or cannot run -> "livelock" error;
+//    while the rest of the block waits at a barrier or cannot run -> "livelock" error (see
+//    spin_check for the timing rules);
 //  * dynamic shared memory is filled with 0xFF bytes (NaN) before every block; static __shared__
 //    variables are per-OS-thread `thread_local`s and are NOT re-poisoned between blocks;
 //  * a spin-wait on memory without any warp collective or __nanosleep never yields and hangs (as
@@ -556,6 +557,7 @@ static int bar_sync(int kind, int pred, const char* file, int line) {
     ex.bar_count++;
     ex.bar_acc += (pred != 0);
     f->spin = 0;
+    f->spin_t0 = 0;
     if (ex.bar_count == ex.live) {
         release_barrier(ex);
         return ex.bar_result;
@@ -655,24 +657,27 @@ static inline int64_t now_ns() {
 }
 
 // Called every 1024 warp collectives / __nanosleep calls of a thread: lets the rest of the block
-// run, then reports a livelock when the thread has spun spin_limit times since its last barrier
-// while the others wait at a barrier or cannot run (and no other block could change anything,
-// or it has been going on for ACLNN_PY_EMU_SPIN_TIMEOUT_S seconds).
+// run, then looks for a livelock once the thread has spun ACLNN_PY_EMU_SPIN_LIMIT times since its
+// last barrier. Reported at once when the rest of the block waits at a barrier or cannot run and
+// no other block is running (nothing can ever change); after 0.5 s of spinning when other blocks
+// run (they might set a flag); after ACLNN_PY_EMU_SPIN_TIMEOUT_S (5) s otherwise.
 static void spin_check(Fiber* f, Executor& ex, const char* what, const char* file, int line) {
     ctx_swap(&f->ctx, &ex.sched);  // stays READY: a legal scheduling point
     Launch& L = *ex.L;
     if (f->spin < L.spin_limit) return;
     bool others_ready = false;
     for (unsigned i = 0; i < ex.nthreads; ++i)
-        if (&ex.fibers[i] != f && ex.fibers[i].state == ST_READY) { others_ready = true; break; }
-    if (ex.bar_count == 0 && others_ready) {
-        f->spin_t0 = 0;
-        return;
-    }
-    if (L.active.load(std::memory_order_relaxed) > 1) {
+        if (&ex.fibers[i] != f && (ex.fibers[i].state == ST_READY || ex.fibers[i].state == ST_AMASK)) {
+            others_ready = true;
+            break;
+        }
+    const bool stuck = ex.bar_count > 0 || !others_ready;
+    if (!(stuck && L.active.load(std::memory_order_relaxed) <= 1)) {
         const int64_t t = now_ns();
         if (!f->spin_t0) f->spin_t0 = t;
-        if (t - f->spin_t0 < static_cast<int64_t>(env_size("ACLNN_PY_EMU_SPIN_TIMEOUT_S", 10)) * 1000000000LL) return;
+        const int64_t limit = stuck ? 500000000LL
+                                    : static_cast<int64_t>(env_size("ACLNN_PY_EMU_SPIN_TIMEOUT_S", 5)) * 1000000000LL;
+        if (t - f->spin_t0 < limit) return;
     }
     if (ex.bar_count) {
         const Fiber& o = ex.fibers[ex.bar_first];
@@ -682,9 +687,10 @@ static void spin_check(Fiber* f, Executor& ex, const char* what, const char* fil
              o.tid.x, o.tid.y, o.tid.z, ex.bar_count - 1, bar_name(ex.bar_kind), base_name(ex.bar_file), ex.bar_line,
              L.spin_limit);
     }
-    fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls (last: %s at %s:%d) while no other "
-         "thread of the block can run (limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin,
-         what, base_name(file), line, L.spin_limit);
+    fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls (last: %s at %s:%d) %s "
+         "(limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin, what, base_name(file), line,
+         others_ready ? "without reaching a barrier for too long" : "while no other thread of the block can run",
+         L.spin_limit);
 }
 
 static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned mask, uint64_t val, int arg,
