@@ -19,11 +19,11 @@ import numpy as np
 from .acl.memory import registry
 from .backends import get_backend
 from .dtypes import (CHANNELS_LAST_FORMATS, FORMAT_RANK, PRIVATE_FORMATS, aclDataType, aclFormat, dtype_info)
-from .errors import fail, record_error
+from .errors import record_error
 from .executor import Launch, Slot, Ws, aclOpExecutor, run_executor
 from .kernel_cache import get_kernel
 from .status import AclnnStatus
-from .tensor import aclBoolArray, aclTensor
+from .tensor import aclTensor
 
 __all__ = ["TensorParam", "AttrParam", "OpDef", "Plan", "register", "OPS", "FLOATS", "PARAM", "OpCheckError"]
 
@@ -252,6 +252,22 @@ class Plan:
                    t.strides, self._copy_back)
         return ws
 
+    def vector_inout(self, name: str):
+        """A 1-D tensor the kernels read and update in place (running stats): the tensor itself when
+        contiguous, else a workspace copy that is copied back after the last launch."""
+        t = self.values[name]
+        ws = self.vector_in(name)
+        if t is not None and not t.is_contiguous():
+            self._copy(t, ws, Slot(self.slot_of[name], t.offset * t.itemsize),
+                       dense_strides(t.view_dims, range(t.rank)), t.strides, self._copy_back)
+        return ws
+
+    def choose_layout(self, name: str | None = None) -> bool:
+        """Pick the compute layout from tensor ``name`` (default: the reference tensor), as phase 1
+        does before ``plan``: NXC when it is channels-last in memory, else NCX."""
+        _choose_layout(self, self.values[name] if name else self.ref)
+        return self.channels_last
+
     def fill(self, name: str, value: float) -> None:
         """Fill output ``name`` (any strides) with ``value`` converted to its dtype."""
         t = self.values[name]
@@ -274,7 +290,7 @@ def _fmt_shape(t: aclTensor) -> str:
 
 def _validate(plan: Plan) -> None:
     """Generic checks in CANN's order; raises OpCheckError with the first failure."""
-    op, api, v = plan.op, plan.api, plan.values
+    op, v = plan.op, plan.values
     tps = plan.tparams
     # 1. nulls
     for p in tps:
@@ -417,9 +433,10 @@ def _check_attr(plan: Plan, a: AttrParam, val) -> None:
         plan.fail(INVALID, f"{a.name} must be one of {a.choices}, got {val!r}")
 
 
-def _choose_layout(plan: Plan) -> None:
-    """Compute layout from the reference tensor: NXC when it is channels-last in memory, else NCX."""
-    ref, ax = plan.ref, plan.axis
+def _choose_layout(plan: Plan, ref: aclTensor | None = None) -> None:
+    """Compute layout from ``ref`` (the reference tensor): NXC when it is channels-last in memory, else NCX."""
+    ref = ref if ref is not None else plan.ref
+    ax = plan.axis
     r = ref.rank
     others = [d for d in range(1, r) if d != ax]
     if _is_dense(ref, [0, ax, *others]):

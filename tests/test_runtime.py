@@ -143,21 +143,17 @@ def test_stream_is_asynchronous_and_fifo(stream):
         # the kernel waits for a flag only this thread sets after the query: no timing involved
         flag, _ = acl.rt.malloc(4, 0)
         assert acl.rt.memset(flag, 4, 0, 4) == 0
-        t0 = time.perf_counter()
         get("gate")((1,), (1,), (flag,), stream=stream)
     else:
         out, _ = acl.rt.malloc(8 * 32, 0)
-        t0 = time.perf_counter()
         get("spin")((1,), (32,), (out, np.int64(10 ** 8)), stream=stream)
     assert acl.rt.record_event(ev, stream) == 0
-    launched = time.perf_counter() - t0
     status, ret = acl.rt.query_event_status(ev)
     assert ret == 0 and status == acl.rt.ACL_EVENT_RECORDED_STATUS_NOT_READY  # still running: async
     if host_backend:
         acl.util.ptr_to_numpy(flag, (1,), np.int32)[0] = 1
     assert acl.rt.synchronize_stream(stream) == 0
     assert acl.rt.query_event_status(ev) == (acl.rt.ACL_EVENT_RECORDED_STATUS_COMPLETE, 0)
-    assert launched < 0.5
     acl.rt.free(flag if host_backend else out)
     # FIFO: many puts to one slot; the last one wins
     buf, _ = acl.rt.malloc(4 * 4, 0)

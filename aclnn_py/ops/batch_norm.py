@@ -72,9 +72,9 @@ import numpy as np
 
 from ..dtypes import CHANNELS_LAST_FORMATS, aclDataType, aclFormat
 from ..errors import fail
-from ..executor import Slot, Ws
+from ..executor import Ws
 from ..opdef import (FLOATS, INVALID, NULLPTR, PARAM, AttrParam as A, OpDef, Plan, TensorParam as T,
-                     _choose_layout, dense_strides, register)
+                     register)
 from ..status import AclnnStatus
 from ..tensor import aclBoolArray, aclTensor
 from . import _bn_plan as bp
@@ -117,25 +117,8 @@ def _layout(plan: Plan) -> bool:
 def _layout_of(plan: Plan, name: str) -> bool:
     """The kernel variant chosen from tensor ``name`` (same shape as the reference) instead of the
     reference: the fused ops key the reserve-mask layout on ``input`` in both directions."""
-    ref = plan.ref
-    plan.ref = plan[name]
-    try:
-        _choose_layout(plan)
-    finally:
-        plan.ref = ref
+    plan.choose_layout(name)
     return _layout(plan)
-
-
-def _vector_inout(plan: Plan, name: str):
-    """A per-channel tensor the kernel reads and updates in place (running stats): the tensor itself
-    when contiguous, else a workspace copy that is copied back after the last launch."""
-    t = plan[name]
-    if t is None or t.is_contiguous():
-        return plan.vector_in(name)
-    ws = plan.vector_in(name)
-    plan._copy(t, ws, Slot(plan.slot_of[name], t.offset * t.itemsize),
-               dense_strides(t.view_dims, range(t.rank)), t.strides, plan._copy_back)
-    return ws
 
 
 def _f32_arrays(plan: Plan, k: int) -> list[Ws]:
@@ -289,8 +272,8 @@ def _plan_batch_norm(plan: Plan) -> None:
     if plan["training"]:
         m, s, sh = _stats(plan, T_, cl, x, P=P, eps=plan["eps"], momentum=plan["momentum"], weight=w, bias=b,
                           save_mean=plan.vector_out("save_mean"), save_invstd=plan.vector_out("save_invstd"),
-                          running_mean=_vector_inout(plan, "running_mean"),
-                          running_var=_vector_inout(plan, "running_var"))
+                          running_mean=plan.vector_inout("running_mean"),
+                          running_var=plan.vector_inout("running_var"))
     else:
         f = _prep(plan, P, plan.vector_in("running_mean"), plan.vector_in("running_var"), True, plan["eps"], w, b,
                   want=("mean", "scale", "shift"))
@@ -450,8 +433,8 @@ def _plan_gather(plan: Plan) -> None:
     Q = plan.ctype("counts")
     world = plan["mean"].view_dims[0]
     args = (plan.vector_in("mean"), plan.vector_in("invstd"), plan.vector_in("counts"), _i64(world), _i64(plan.C),
-            _f32(plan["eps"]), _f32(plan["momentum"]), _vector_inout(plan, "running_mean"),
-            _vector_inout(plan, "running_var"), plan.vector_out("mean_all"), plan.vector_out("invstd_all"))
+            _f32(plan["eps"]), _f32(plan["momentum"]), plan.vector_inout("running_mean"),
+            plan.vector_inout("running_var"), plan.vector_out("mean_all"), plan.vector_out("invstd_all"))
     grid, block = bp.plan_per_channel(plan.C)
     plan.launch(FAMILY, f"bn_gather_stats<{P}, {Q}>", grid, block, args)
 
@@ -573,7 +556,7 @@ def _check_elemt_backward(plan: Plan) -> None:
 
 
 def _plan_elemt_backward(plan: Plan) -> None:
-    N, C, S = plan.N, plan.C, plan.S
+    C = plan.C
     cl = _layout(plan)
     T_ = plan.ctype("input")
     P = plan.ctype(_same_param_dtype(plan, _EB_PARAMS))
@@ -751,8 +734,8 @@ def _plan_bn_activation(plan: Plan) -> None:
     m, s, sh = _stats(plan, T_, cl, x, P=P, eps=plan["eps"], momentum=plan["momentum"],
                       weight=plan.vector_in("weight"), bias=plan.vector_in("bias"),
                       save_mean=plan.vector_out("save_mean"), save_invstd=plan.vector_out("save_invstd"),
-                      running_mean=_vector_inout(plan, "running_mean"),
-                      running_var=_vector_inout(plan, "running_var"))
+                      running_mean=plan.vector_inout("running_mean"),
+                      running_var=plan.vector_inout("running_var"))
     _apply(plan, T_, cl, x, y, m, s, sh, z=z, mask=mask, act=act, ceiling=plan["ceiling"] or 0.0)
 
 
@@ -859,7 +842,7 @@ def aclnnBatchNormActivationGetReserveSpaceSize(input, activation_mode="identity
         return 0, fail(INVALID, f"{api}: input channel axis (dim {plan.axis}) has size 0")
     if not input.numel or not ACT_MODES[mode]:
         return 0, AclnnStatus.ACLNN_SUCCESS
-    _choose_layout(plan)
+    plan.choose_layout()
     return _reserve_bytes(plan.N, plan.C, plan.S, _layout(plan), ACT_MODES[mode]), AclnnStatus.ACLNN_SUCCESS
 
 
@@ -868,7 +851,7 @@ def _reserve_channels_last(input) -> bool:
     plan = Plan(BatchNormActivation.opdef, "", {"input": input}, [])
     plan.ref = input
     plan.axis = input.rank - 1 if input.format in CHANNELS_LAST_FORMATS else 1
-    _choose_layout(plan)
+    plan.choose_layout()
     return _layout(plan)
 
 
