@@ -1,6 +1,5 @@
 """The pyACL-style runtime: every call's success and error statuses, the allocation registry, streams, events."""
 import threading
-import time
 
 import numpy as np
 import pytest
