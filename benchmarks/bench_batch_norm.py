@@ -54,6 +54,76 @@ def elemt_backward_args(shape, dtype=A.ACL_FLOAT, channels_last=False):
     return [t for t, _ in ts], [p for _, p in ts]
 
 
+# the free-shaped tensors of each op, for a tiny (2, 4, 3, 3) input with C = 4 and two "ranks"
+_FREE = {"save_mean": ((4,), A.ACL_FLOAT, 0.0), "save_invstd": ((4,), A.ACL_FLOAT, 1.0),
+         "counter": ((1,), A.ACL_INT32, 18), "counts": ((2,), A.ACL_FLOAT, 9.0),
+         "mean": ((2, 4), A.ACL_FLOAT, 0.0), "invstd": ((2, 4), A.ACL_FLOAT, 1.0)}
+_ATTRS = {"training": True, "momentum": 0.1, "eps": 1e-5, "epsilon": 1e-5, "output_mask": [True, True, True],
+          "input_g": True, "weight_g": True, "bias_g": True, "data_format": "NCX", "activation_mode": "relu",
+          "ceiling": None}
+
+
+def op_args(reg, shape=(2, 4, 3, 3), dtype=A.ACL_FLOAT, channels_last=False):
+    """A valid argument list for any registered op of the family (and the pointers to free)."""
+    from aclnn_py.opdef import AttrParam
+    C = shape[-1] if channels_last else shape[1]
+    fmt = A.ACL_FORMAT_NHWC if channels_last else A.ACL_FORMAT_NCHW
+    args, ptrs = [], []
+    for p in reg.opdef.params:
+        if isinstance(p, AttrParam):
+            v = _ATTRS[p.name]
+            if p.name == "output_mask":
+                v = A.aclCreateBoolArray(v)
+            if p.name == "data_format" and channels_last:
+                v = "NXC"
+            args.append(v)
+            continue
+        if p.name == "reserve":
+            n, _ = A.aclnnBatchNormActivationGetReserveSpaceSize(args[0], "relu")
+            t, ptr = _tensor((n,), A.ACL_UINT8, fill=255)
+        elif p.kind == "data":
+            t, ptr = _tensor(shape, dtype, fmt)
+        elif p.kind == "channel":
+            t, ptr = _tensor((C,), A.ACL_FLOAT, fill=1.0)
+        else:
+            sh, dt, fill = _FREE[p.name]
+            t, ptr = _tensor(tuple(C if d == 4 else d for d in sh), dt, fill=fill)
+        args.append(t)
+        ptrs.append(ptr)
+    return args, ptrs
+
+
+def host_overhead_all() -> list[tuple[str, float, float, float]]:
+    """(op, phase 1 µs, phase 2 µs, relaunch µs) for every op of the family on a tiny input."""
+    from aclnn_py.opdef import OPS
+    rows = []
+    stream, _ = acl.rt.create_stream()
+    for name, reg in OPS.items():
+        args, ptrs = op_args(reg)
+        ws_size, ex, ret = reg.get_workspace_size(*args)
+        assert ret == 0, (name, acl.get_recent_err_msg())
+        ws = acl.rt.malloc(ws_size, 0)[0] if ws_size else None
+        p1 = _median_us(lambda: reg.get_workspace_size(*args), n=1000, warm=100)
+
+        def p2():
+            _, e, _ = reg.get_workspace_size(*args)
+            t = time.perf_counter()
+            reg.run(ws, ws_size, e, stream)
+            return time.perf_counter() - t
+        p2us = statistics.median(p2() for _ in range(500)) * 1e6
+        acl.rt.synchronize_stream(stream)
+        _, ex, _ = reg.get_workspace_size(*args)
+        A.aclSetAclOpExecutorRepeatable(ex)
+        rl = _median_us(lambda: reg.run(ws, ws_size, ex, stream), n=500, warm=50)
+        acl.rt.synchronize_stream(stream)
+        A.aclDestroyAclOpExecutor(ex)
+        rows.append((f"aclnn{name}", p1, p2us, rl))
+        for p in ptrs + ([ws] if ws else []):
+            acl.rt.free(p)
+    acl.rt.destroy_stream(stream)
+    return rows
+
+
 def host_overhead() -> list[tuple[str, float]]:
     rows = []
     args, ptrs = elemt_backward_args((2, 4, 3, 3))
@@ -160,6 +230,9 @@ def main() -> int:
     print(f"{'host overhead (median)':<58} {'µs':>8}")
     for name, us in host_overhead():
         print(f"{name:<58} {us:8.2f}")
+    print(f"\n{'every op, tiny 2x4x3x3 f32 input (median µs)':<46} {'phase 1':>8} {'phase 2':>8} {'relaunch':>9}")
+    for name, p1, p2, rl in host_overhead_all():
+        print(f"{name:<46} {p1:8.2f} {p2:8.2f} {rl:9.2f}")
     if get_backend().name == "cuda":
         print(f"\n{'GPU kernel':<40} {'ours µs':>9} {'GB/s':>7} {'torch µs':>9} {'GB/s':>7} {'roofline':>8}")
         for name, ours, bw, theirs, tbw, frac in gpu_kernels():
