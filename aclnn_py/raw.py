@@ -7,7 +7,8 @@ A CuPy RawKernel ports unchanged and runs on a machine with no GPU::
     k((blocks,), (256,), (x_ptr, y_ptr, np.float32(2.0), np.int32(n)))   # stream=None: default stream
 
 Arguments follow CuPy's rules (ints are int64, floats float64, NumPy scalars by value, pointers as
-ints or objects with ``__cuda_array_interface__``). Launches are asynchronous on the stream; a fault
+ints or objects with ``__cuda_array_interface__``). Launches are asynchronous on an explicit stream
+(on the emulator a ``stream=None`` launch has finished when the call returns); a fault
 inside the kernel, or an argument whose size does not match its parameter, is reported by the next
 ``acl.rt.synchronize_stream`` / ``synchronize_device`` / ``memcpy`` as ACL_ERROR_RT_AICORE_EXCEPTION
 with a message (``acl.get_recent_err_msg()``) naming the kernel and the block.
@@ -104,4 +105,11 @@ class RawKernel:
         return self._fn
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None):
-        get_backend().launch(self.kernel, _dim3(grid), _dim3(block), tuple(args), int(shared_mem), _stream(stream))
+        backend = get_backend()
+        s = _stream(stream)
+        backend.launch(self.kernel, _dim3(grid), _dim3(block), tuple(args), int(shared_mem), s)
+        if stream is None and backend.name == "host":
+            # The default stream on the emulator completes a launch before returning, so code ported
+            # from CuPy may read its results at once; explicit streams stay asynchronous. A failure is
+            # still reported by the next synchronize, as on a GPU.
+            s.wait_idle()

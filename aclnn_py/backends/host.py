@@ -44,6 +44,12 @@ class HostStream:
                     if self._error is None:
                         self._error = exc
 
+    def wait_idle(self) -> None:
+        """Wait until everything submitted so far has run; failures stay for ``synchronize``."""
+        done = threading.Event()
+        self.submit(done.set)
+        done.wait()
+
     def synchronize(self) -> None:
         done = threading.Event()
         self.submit(done.set)
