@@ -84,7 +84,8 @@ def op_args(reg, shape=(2, 4, 3, 3), dtype=A.ACL_FLOAT, channels_last=False):
         elif p.kind == "data":
             t, ptr = _tensor(shape, dtype, fmt)
         elif p.kind == "channel":
-            t, ptr = _tensor((C,), A.ACL_FLOAT, fill=1.0)
+            same = reg.opdef.name == "BatchNormElemt"     # "all dtypes must match input"
+            t, ptr = _tensor((C,), dtype if same else A.ACL_FLOAT, fill=1.0)
         else:
             sh, dt, fill = _FREE[p.name]
             t, ptr = _tensor(tuple(C if d == 4 else d for d in sh), dt, fill=fill)
@@ -167,58 +168,102 @@ def host_overhead() -> list[tuple[str, float]]:
     return rows
 
 
-def gpu_kernels() -> list[tuple]:
-    """Kernel time (µs) and GB/s of aclnnBatchNormElemtBackward vs torch.batch_norm_backward_elemt."""
+# byte model per op (reads + writes of the big tensors, in units of numel x itemsize)
+_PASSES = {"BatchNorm": 3, "BatchNormBackward": 5, "BatchNormStats": 1, "BatchNormGatherStatsWithCounts": 0,
+           "BatchNormElemt": 2, "BatchNormReduceBackward": 2, "BatchNormElemtBackward": 3,
+           "BatchNormTrainingBackward": 5, "BatchNormActivation": 3, "BatchNormActivationBackward": 5}
+SHAPES = [(32, 64, 112, 112), (32, 256, 56, 56), (256, 2048, 7, 7)]
+
+
+def time_op(reg, shape, dtype, channels_last, stream, reps=20) -> float:
+    """Median µs of one phase 2 of ``reg`` (repeatable executor; device time by events on CUDA)."""
+    from aclnn_py.opdef import OPS
+    args, ptrs = op_args(reg, shape, dtype, channels_last)
+    ws_size, ex, ret = reg.get_workspace_size(*args)
+    assert ret == 0, (reg.opdef.name, acl.get_recent_err_msg())
+    A.aclSetAclOpExecutorRepeatable(ex)
+    ws = acl.rt.malloc(ws_size, 0)[0] if ws_size else None
+    e0, _ = acl.rt.create_event()
+    e1, _ = acl.rt.create_event()
+    times = []
+    for _ in range(reps):
+        acl.rt.record_event(e0, stream)
+        reg.run(ws, ws_size, ex, stream)
+        acl.rt.record_event(e1, stream)
+        acl.rt.synchronize_event(e1)
+        times.append(acl.rt.event_elapsed_time(e0, e1)[0] * 1e3)
+    assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+    A.aclDestroyAclOpExecutor(ex)
+    for e in (e0, e1):
+        acl.rt.destroy_event(e)
+    for p in ptrs + ([ws] if ws else []):
+        acl.rt.free(p)
+    del OPS
+    return statistics.median(times[max(1, reps // 4):])
+
+
+def torch_counterparts(shape, tdt, channels_last):
+    """{op name: callable} running PyTorch's CUDA op on the same shape (for side-by-side timing)."""
+    import torch
+    N, C = shape[0], shape[1]
+    mf = torch.channels_last if channels_last else torch.contiguous_format
+    x = torch.randn(*shape, device="cuda", dtype=tdt).to(memory_format=mf)
+    g = torch.randn_like(x)
+    f = dict(device="cuda", dtype=torch.float32)
+    w, b, rm, rv = torch.ones(C, **f), torch.zeros(C, **f), torch.zeros(C, **f), torch.ones(C, **f)
+    mean, inv = torch.zeros(C, **f), torch.ones(C, **f)
+    cnt = torch.tensor([x.numel() // C], device="cuda", dtype=torch.int32)
+    return {
+        "BatchNorm": lambda: torch.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5),
+        "BatchNormBackward": lambda: torch.ops.aten.native_batch_norm_backward(
+            g, x, w, rm, rv, mean, inv, True, 1e-5, [True, True, True]),
+        "BatchNormStats": lambda: torch.batch_norm_stats(x, 1e-5),
+        "BatchNormElemt": lambda: torch.batch_norm_elemt(x, w, b, mean, inv, 1e-5),
+        "BatchNormReduceBackward": lambda: torch.batch_norm_backward_reduce(g, x, mean, inv, w, True, True, True),
+        "BatchNormElemtBackward": lambda: torch.batch_norm_backward_elemt(g, x, mean, inv, w, mean, mean, cnt),
+    }
+
+
+def time_torch(fn, reps=20) -> float:
+    import torch
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    return statistics.median(times[max(1, reps // 4):])
+
+
+def gpu_kernels(shapes=SHAPES, dtypes=(A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16)) -> list[tuple]:
+    """(op, shape, layout, dtype, ours µs, GB/s, torch µs or nan, roofline fraction) on the GPU."""
     import cupy as cp
     import torch
-    rows = []
-    peak = None
+    from aclnn_py.opdef import OPS
+    peak = float("nan")
     try:
         dev = cp.cuda.runtime.getDeviceProperties(0)
         peak = 2 * dev["memoryClockRate"] * 1e3 * dev["memoryBusWidth"] / 8 / 1e9
     except Exception:
         pass
+    tdts = {A.ACL_FLOAT: torch.float32, A.ACL_FLOAT16: torch.float16, A.ACL_BF16: torch.bfloat16}
     stream, _ = acl.rt.create_stream()
-    s = acl._state.state.streams[stream][1]
-    for dt, tdt in ((A.ACL_FLOAT, torch.float32), (A.ACL_FLOAT16, torch.float16), (A.ACL_BF16, torch.bfloat16)):
-        for cl in (False, True):
-            N, C, H, W = 32, 256, 56, 56
-            shape = (N, H, W, C) if cl else (N, C, H, W)
-            args, ptrs = elemt_backward_args(shape, dt, cl)
-            ws, ex, ret = A.aclnnBatchNormElemtBackwardGetWorkspaceSize(*args)
-            A.aclSetAclOpExecutorRepeatable(ex)
-            wsp = acl.rt.malloc(ws, 0)[0] if ws else None
-            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-            times = []
-            for _ in range(30):
-                e0.record(s)
-                A.aclnnBatchNormElemtBackward(wsp, ws, ex, stream)
-                e1.record(s)
-                e1.synchronize()
-                times.append(cp.cuda.get_elapsed_time(e0, e1) * 1e3)
-            ours = statistics.median(times[5:])
-            nbytes = 3 * N * C * H * W * A.dtypes.dtype_info(dt).itemsize
-            mf = torch.channels_last if cl else torch.contiguous_format
-            x = torch.randn(N, C, H, W, device="cuda", dtype=tdt).to(memory_format=mf)
-            g = torch.randn_like(x)
-            mean = torch.zeros(C, device="cuda"); inv = torch.ones(C, device="cuda"); w = torch.ones(C, device="cuda")
-            sdy = torch.zeros(C, device="cuda"); sdx = torch.zeros(C, device="cuda")
-            cnt = torch.tensor([N * H * W], device="cuda", dtype=torch.int32)
-            ts = []
-            for _ in range(30):
-                a0, a1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a0.record()
-                torch.batch_norm_backward_elemt(g, x, mean, inv, w, sdy, sdx, cnt)
-                a1.record()
-                a1.synchronize()
-                ts.append(a0.elapsed_time(a1) * 1e3)
-            theirs = statistics.median(ts[5:])
-            name = f"elemt_backward {'NHWC' if cl else 'NCHW'} 32x256x56x56 {A.aclDataType(dt).name[4:]}"
-            rows.append((name, ours, nbytes / ours / 1e3, theirs, nbytes / theirs / 1e3,
-                         (nbytes / ours / 1e3) / peak if peak else float("nan")))
-            A.aclDestroyAclOpExecutor(ex)
-            for p in ptrs + ([wsp] if wsp else []):
-                acl.rt.free(p)
+    rows = []
+    for shape in shapes:
+        for dt in dtypes:
+            for cl in (False, True):
+                ours_shape = (shape[0], *shape[2:], shape[1]) if cl else shape
+                theirs = torch_counterparts(shape, tdts[dt], cl)
+                for name, reg in OPS.items():
+                    us = time_op(reg, ours_shape, dt, cl, stream)
+                    nbytes = _PASSES[name] * int(np.prod(shape)) * A.dtypes.dtype_info(dt).itemsize
+                    t_us = time_torch(theirs[name]) if name in theirs else float("nan")
+                    gbs = nbytes / us / 1e3 if nbytes else float("nan")
+                    rows.append((name, "x".join(map(str, shape)), "NHWC" if cl else "NCHW",
+                                 A.aclDataType(dt).name[4:], us, gbs, t_us, gbs / peak))
+    acl.rt.destroy_stream(stream)
     return rows
 
 
@@ -234,9 +279,10 @@ def main() -> int:
     for name, p1, p2, rl in host_overhead_all():
         print(f"{name:<46} {p1:8.2f} {p2:8.2f} {rl:9.2f}")
     if get_backend().name == "cuda":
-        print(f"\n{'GPU kernel':<40} {'ours µs':>9} {'GB/s':>7} {'torch µs':>9} {'GB/s':>7} {'roofline':>8}")
-        for name, ours, bw, theirs, tbw, frac in gpu_kernels():
-            print(f"{name:<40} {ours:9.1f} {bw:7.0f} {theirs:9.1f} {tbw:7.0f} {frac:8.1%}")
+        print(f"\n{'GPU: op':<34} {'shape':<16} {'layout':<6} {'dtype':<7} {'ours µs':>9} {'GB/s':>7} "
+              f"{'torch µs':>9} {'roofline':>8}")
+        for name, shape, layout, dt, us, gbs, t_us, frac in gpu_kernels():
+            print(f"{name:<34} {shape:<16} {layout:<6} {dt:<7} {us:9.1f} {gbs:7.0f} {t_us:9.1f} {frac:8.1%}")
     if own:
         acl.finalize()
     return 0

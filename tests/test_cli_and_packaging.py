@@ -70,3 +70,21 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path):
     r = subprocess.run([str(env_dir / "bin" / "aclnn-py"), "samples", "01_batch_norm_elemt_backward"], cwd=elsewhere,
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_benchmark_paths_run_on_tiny_shapes():
+    """The benchmark's own code (argument builders, event timing) runs for every op and layout."""
+    import importlib.util
+    import aclnn_py as A
+    from aclnn_py import acl
+    from aclnn_py.opdef import OPS
+    spec = importlib.util.spec_from_file_location("bench_bn", ROOT / "benchmarks" / "bench_batch_norm.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    stream, _ = acl.rt.create_stream()
+    for name, reg in OPS.items():
+        for dt in (A.ACL_FLOAT, A.ACL_BF16):
+            for cl in (False, True):
+                us = bench.time_op(reg, (2, 3, 3, 4) if cl else (2, 4, 3, 3), dt, cl, stream, reps=2)
+                assert us >= 0, name
+    acl.rt.destroy_stream(stream)
