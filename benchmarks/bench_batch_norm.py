@@ -177,7 +177,6 @@ SHAPES = [(32, 64, 112, 112), (32, 256, 56, 56), (256, 2048, 7, 7)]
 
 def time_op(reg, shape, dtype, channels_last, stream, reps=20) -> float:
     """Median µs of one phase 2 of ``reg`` (repeatable executor; device time by events on CUDA)."""
-    from aclnn_py.opdef import OPS
     args, ptrs = op_args(reg, shape, dtype, channels_last)
     ws_size, ex, ret = reg.get_workspace_size(*args)
     assert ret == 0, (reg.opdef.name, acl.get_recent_err_msg())
@@ -198,14 +197,13 @@ def time_op(reg, shape, dtype, channels_last, stream, reps=20) -> float:
         acl.rt.destroy_event(e)
     for p in ptrs + ([ws] if ws else []):
         acl.rt.free(p)
-    del OPS
     return statistics.median(times[max(1, reps // 4):])
 
 
 def torch_counterparts(shape, tdt, channels_last):
     """{op name: callable} running PyTorch's CUDA op on the same shape (for side-by-side timing)."""
     import torch
-    N, C = shape[0], shape[1]
+    C = shape[1]
     mf = torch.channels_last if channels_last else torch.contiguous_format
     x = torch.randn(*shape, device="cuda", dtype=tdt).to(memory_format=mf)
     g = torch.randn_like(x)
