@@ -6,6 +6,7 @@ Each file lists the instantiations it provides in its first line,
 """
 from __future__ import annotations
 
+import re
 import threading
 
 from ._paths import kernels_dir, kernels_include_dir
@@ -17,27 +18,19 @@ _functions: dict[tuple[str, str], object] = {}
 
 
 def family_names(code: str) -> list[str]:
+    """The names of every ``// name_expressions: a<float>, b<__half, 128>`` line (commas inside <> kept)."""
     names: list[str] = []
-    for line in code.splitlines():
-        line = line.strip()
-        if line.startswith("// name_expressions:"):
-            body = line.split(":", 1)[1]
-            depth, cur = 0, ""
-            for ch in body:           # split on commas outside <...>
-                if ch == "<":
-                    depth += 1
-                elif ch == ">":
-                    depth -= 1
-                if ch == "," and depth == 0:
-                    names.append(cur.strip())
-                    cur = ""
-                else:
-                    cur += ch
-            if cur.strip():
+    for m in re.finditer(r"^\s*//\s*name_expressions:(.*)$", code, re.M):
+        depth, cur = 0, ""
+        for ch in m.group(1):
+            depth += (ch == "<") - (ch == ">")
+            if ch == "," and depth == 0:
                 names.append(cur.strip())
-        elif line and not line.startswith("//"):
-            break
-    return names
+                cur = ""
+            else:
+                cur += ch
+        names.append(cur.strip())
+    return [n for n in names if n]
 
 
 def compile_options() -> tuple[str, ...]:

@@ -197,70 +197,50 @@ class Plan:
         others = [d for d in range(1, r) if d != self.axis]
         return [0, *others, self.axis] if channels_last else [0, self.axis, *others]
 
-    def _copy(self, t: aclTensor, src, dst, src_strides, dst_strides, into: list):
-        isz = t.itemsize
-        fn = get_kernel("copy", f"strided_copy<{_UINT[isz]}>")
-        into.append(_launch(fn, grid_for(t.numel), (256, 1, 1),
-                            (src, dst, view_params(t.view_dims, src_strides, dst_strides))))
+    def _bind(self, name: str, order, read: bool, write: bool):
+        """A pointer to tensor ``name`` dense in memory ``order``: the tensor itself when it already is,
+        else a workspace buffer, filled from it first (``read``) and/or copied back after the last
+        launch (``write``) by the ViewCopy kernel. None for a null tensor."""
+        t = self.values[name]
+        if t is None:
+            return None
+        own = Slot(self.slot_of[name], t.offset * t.itemsize)
+        if _is_dense(t, order):
+            return own
+        ws = self.alloc(t.numel * t.itemsize)
+        dense = dense_strides(t.view_dims, order)
+        fn = get_kernel("copy", f"strided_copy<{_UINT[t.itemsize]}>")
+        if read:
+            self.launches.append(_launch(fn, grid_for(t.numel), (256, 1, 1),
+                                         (own, ws, view_params(t.view_dims, t.strides, dense))))
+        if write:
+            self._copy_back.append(_launch(fn, grid_for(t.numel), (256, 1, 1),
+                                           (ws, own, view_params(t.view_dims, dense, t.strides))))
+        return ws
 
     def data_in(self, name: str):
-        """A pointer to ``name`` dense in the compute layout (copied into the workspace if it is not)."""
+        """A pointer to data tensor ``name`` dense in the compute layout (NCX or NXC)."""
         t = self.values[name]
-        if t is None:
-            return None
-        order = self._order(t, self.channels_last)
-        if _is_dense(t, order):
-            return Slot(self.slot_of[name], t.offset * t.itemsize)
-        ws = self.alloc(t.numel * t.itemsize)
-        self._copy(t, Slot(self.slot_of[name], t.offset * t.itemsize), ws, t.strides,
-                   dense_strides(t.view_dims, order), self.launches)
-        return ws
+        return t and self._bind(name, self._order(t, self.channels_last), True, False)
 
     def data_out(self, name: str):
-        """Where to write ``name`` dense in the compute layout (workspace + copy-back if it is strided)."""
+        """Where to write data tensor ``name`` dense in the compute layout."""
         t = self.values[name]
-        if t is None:
-            return None
-        order = self._order(t, self.channels_last)
-        if _is_dense(t, order):
-            return Slot(self.slot_of[name], t.offset * t.itemsize)
-        ws = self.alloc(t.numel * t.itemsize)
-        self._copy(t, ws, Slot(self.slot_of[name], t.offset * t.itemsize), dense_strides(t.view_dims, order),
-                   t.strides, self._copy_back)
-        return ws
+        return t and self._bind(name, self._order(t, self.channels_last), False, True)
 
     def vector_in(self, name: str):
-        """A pointer to a contiguous copy of an N-D per-channel/free tensor (None if it is null)."""
+        """A pointer to a contiguous (row-major) ``name``: per-channel and other small tensors."""
         t = self.values[name]
-        if t is None:
-            return None
-        if t.is_contiguous():
-            return Slot(self.slot_of[name], t.offset * t.itemsize)
-        ws = self.alloc(t.numel * t.itemsize)
-        self._copy(t, Slot(self.slot_of[name], t.offset * t.itemsize), ws, t.strides,
-                   dense_strides(t.view_dims, range(t.rank)), self.launches)
-        return ws
+        return t and self._bind(name, range(t.rank), True, False)
 
     def vector_out(self, name: str):
         t = self.values[name]
-        if t is None:
-            return None
-        if t.is_contiguous():
-            return Slot(self.slot_of[name], t.offset * t.itemsize)
-        ws = self.alloc(t.numel * t.itemsize)
-        self._copy(t, ws, Slot(self.slot_of[name], t.offset * t.itemsize), dense_strides(t.view_dims, range(t.rank)),
-                   t.strides, self._copy_back)
-        return ws
+        return t and self._bind(name, range(t.rank), False, True)
 
     def vector_inout(self, name: str):
-        """A 1-D tensor the kernels read and update in place (running stats): the tensor itself when
-        contiguous, else a workspace copy that is copied back after the last launch."""
+        """A tensor the kernels read and update in place (running stats)."""
         t = self.values[name]
-        ws = self.vector_in(name)
-        if t is not None and not t.is_contiguous():
-            self._copy(t, ws, Slot(self.slot_of[name], t.offset * t.itemsize),
-                       dense_strides(t.view_dims, range(t.rank)), t.strides, self._copy_back)
-        return ws
+        return t and self._bind(name, range(t.rank), True, True)
 
     def choose_layout(self, name: str | None = None) -> bool:
         """Pick the compute layout from tensor ``name`` (default: the reference tensor), as phase 1

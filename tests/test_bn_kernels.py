@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aclnn_py.kernel_cache import family_names
+
 from aclnn_py.ops import _bn_plan as plan
 from tests.references import batch_norm as ref
 
@@ -28,23 +30,7 @@ INCLUDE = ROOT / "kernels" / "include"
 
 
 def _name_expressions():
-    first = KERNEL.read_text().splitlines()[0]
-    assert first.startswith("// name_expressions:")
-    body = first.split(":", 1)[1]
-    out, depth, cur = [], 0, ""
-    for ch in body:  # split on commas outside <...>
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    return family_names(KERNEL.read_text())
 
 
 NAMES = _name_expressions()

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from aclnn_py.kernel_cache import family_names
+
 from aclnn_py.emulator import EmulatorError, KernelError, cache_dir, compile_module, compiler_info
 
 try:
@@ -30,21 +32,7 @@ FULL = 0xFFFFFFFF
 # helpers
 # ------------------------------------------------------------------------------------------------
 def name_expressions(src: str) -> list[str]:
-    m = re.search(r"//\s*name_expressions:(.*)", src)
-    if not m:
-        return []
-    out, cur, depth = [], "", 0
-    for ch in m.group(1):
-        depth += ch == "<"
-        depth -= ch == ">"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    return family_names(src)
 
 
 def load(name: str):

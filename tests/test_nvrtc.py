@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from aclnn_py.kernel_cache import family_names
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_INCLUDE = ROOT / "kernels" / "include"
@@ -33,21 +34,7 @@ def _sources() -> list[Path]:
 
 
 def name_expressions(src: str) -> list[str]:
-    """Names from the ``// name_expressions: a<float>, b<__half, 128>`` comment (commas inside <> kept)."""
-    out: list[str] = []
-    for m in re.finditer(r"^\s*//\s*name_expressions:(.*)$", src, re.M):
-        cur, depth = "", 0
-        for ch in m.group(1):
-            depth += ch == "<"
-            depth -= ch == ">"
-            if ch == "," and depth == 0:
-                out.append(cur.strip())
-                cur = ""
-            else:
-                cur += ch
-        if cur.strip():
-            out.append(cur.strip())
-    return [n for n in out if n]
+    return family_names(src)
 
 
 @functools.lru_cache(maxsize=None)
