@@ -249,16 +249,22 @@ def _fill_zero(plan: Plan, *names) -> None:
 _BN_PARAMS = ("weight", "bias", "running_mean", "running_var", "save_mean", "save_invstd")
 
 
-def _check_batch_norm(plan: Plan) -> None:
+def _need_statistics(plan: Plan) -> None:
+    """Training needs save_mean/save_invstd; inference needs the running stats (and may pass save_*
+    null or of length 0, as PyTorch does)."""
     training = bool(plan["training"])
     if training:
         _need(plan, True, "save_mean", "in training")
         _need(plan, True, "save_invstd", "in training")
     else:
-        _need(plan, True, "running_mean", "in inference (training=False normalises with the running stats)")
-        _need(plan, True, "running_var", "in inference (training=False normalises with the running stats)")
+        _need(plan, True, "running_mean", "in inference (training=False uses the running stats)")
+        _need(plan, True, "running_var", "in inference (training=False uses the running stats)")
     for n in ("save_mean", "save_invstd"):
         _check_len(plan, n, allow_empty=not training)
+
+
+def _check_batch_norm(plan: Plan) -> None:
+    _need_statistics(plan)
     _same_param_dtype(plan, _BN_PARAMS)
 
 
@@ -323,15 +329,7 @@ def _check_batch_norm_backward(plan: Plan) -> None:
     mask = plan["output_mask"]
     for flag, name in zip(mask, _BNB_OUTS):
         _need(plan, bool(flag), name, "when its output_mask entry is true")
-    training = bool(plan["training"])
-    if training:
-        _need(plan, True, "save_mean", "in training")
-        _need(plan, True, "save_invstd", "in training")
-    else:
-        _need(plan, True, "running_mean", "in inference (training=False uses the running stats)")
-        _need(plan, True, "running_var", "in inference (training=False uses the running stats)")
-    for n in ("save_mean", "save_invstd"):
-        _check_len(plan, n, allow_empty=not training)
+    _need_statistics(plan)
     _same_param_dtype(plan, _BNB_PARAMS)
 
 
