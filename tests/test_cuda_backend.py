@@ -28,7 +28,7 @@ NAMES = ["block_sum<float>", "block_sum<__half>", "block_sum<__nv_bfloat16>"]
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("name,dtype", zip(NAMES, (np.float32, np.float16, "bfloat16")))
+@pytest.mark.parametrize("name,dtype", list(zip(NAMES, (np.float32, np.float16, "bfloat16"))))
 def test_cuda_matches_emulator(name, dtype):
     import ml_dtypes
     dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
