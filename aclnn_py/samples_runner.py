@@ -24,6 +24,8 @@ def sample_paths() -> list[Path]:
 
 
 def load_sample(path: Path):
+    if str(path.parent) not in sys.path:    # samples import their shared helpers (acl_sample.py)
+        sys.path.insert(0, str(path.parent))
     spec = importlib.util.spec_from_file_location(f"aclnn_py_sample_{path.stem}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

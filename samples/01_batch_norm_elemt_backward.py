@@ -7,26 +7,9 @@ import numpy as np
 
 import aclnn_py as A
 from aclnn_py import acl
+from acl_sample import CHECK_RET, create_acl_tensor
 
 APIS = ["aclnnBatchNormElemtBackward"]
-
-
-def CHECK_RET(ok, what):
-    if not ok:
-        raise RuntimeError(f"{what} failed: {acl.get_recent_err_msg()}")
-
-
-def create_acl_tensor(host: np.ndarray, dtype, fmt=A.ACL_FORMAT_ND):
-    """malloc + memcpy + aclCreateTensor, like the C++ samples' CreateAclTensor."""
-    size = host.nbytes
-    dev, ret = acl.rt.malloc(size, acl.rt.ACL_MEM_MALLOC_HUGE_FIRST)
-    CHECK_RET(ret == 0, "aclrtMalloc")
-    ret = acl.rt.memcpy(dev, size, acl.util.numpy_to_ptr(np.ascontiguousarray(host)), size,
-                        acl.rt.ACL_MEMCPY_HOST_TO_DEVICE)
-    CHECK_RET(ret == 0, "aclrtMemcpy")
-    t = A.aclCreateTensor(host.shape, dtype, None, 0, fmt, host.shape, dev)
-    CHECK_RET(t is not None, "aclCreateTensor")
-    return t, dev
 
 
 def main() -> int:

@@ -13,7 +13,6 @@
 """
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -369,10 +368,8 @@ def test_in_place_batch_norm():
 # SyncBatchNorm (samples/08_sync_batch_norm.py) equals whole-batch BatchNorm
 # ------------------------------------------------------------------------------------------------
 def _sample08():
-    spec = importlib.util.spec_from_file_location("sample08", ROOT / "samples" / "08_sync_batch_norm.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from aclnn_py.samples_runner import load_sample
+    return load_sample(ROOT / "samples" / "08_sync_batch_norm.py")
 
 
 @pytest.mark.parametrize("splits", [(5, 3), (8, 0), (0, 8), (3, 3, 2), (1, 7)], ids=str)
