@@ -185,6 +185,31 @@ __device__ __forceinline__ NcxGeom ncx_geom(long long S) {
   return g;
 }
 
+// Grid-stride walk over the tiles of NCX planes (tile t = plane * segs + seg, plane = n*C + c)
+// without a division in the loop: one stride moves dq planes (dqc channels) and dr segments,
+// plus a carry. Reductions over one channel walk planes n with channels = 1.
+struct TileWalk {
+  long long plane, seg, c;
+  long long dq, dr, dqc, segs, channels;
+  __device__ __forceinline__ TileWalk(long long t, long long stride, long long segs_, long long channels_)
+      : plane(t / segs_), seg(t - (t / segs_) * segs_), c(0), dq(stride / segs_),
+        dr(stride - (stride / segs_) * segs_), dqc(0), segs(segs_), channels(channels_) {
+    c = plane % channels;
+    dqc = dq % channels;
+  }
+  __device__ __forceinline__ void advance() {
+    seg += dr;
+    plane += dq;
+    c += dqc;
+    if (seg >= segs) {
+      seg -= segs;
+      ++plane;
+      ++c;
+    }
+    if (c >= channels) c -= channels;
+  }
+};
+
 __device__ __forceinline__ int lane_id() {
   return static_cast<int>((threadIdx.x + blockDim.x * threadIdx.y) & 31u);
 }
@@ -505,13 +530,12 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
   const long long stride = static_cast<long long>(gridDim.y) * ty;
   long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
   if (t >= Tc) return;
-  long long n = t / g.segs, seg = t - n * g.segs;
-  const long long dq = stride / g.segs, dr = stride - dq * g.segs;
+  TileWalk tile(t, stride, g.segs, 1);
   const int step = tx * E;
   for (; t < Tc; t += stride) {
-    const long long s0 = seg * g.seglen;
+    const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
-    const long long off0 = (n * C + c) * S + s0;
+    const long long off0 = (tile.plane * C + c) * S + s0;
     for (int so = 0; so < len; so += step) {
       float v[E];
       bool ok[E];
@@ -520,12 +544,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
       for (int e = 0; e < E; ++e) v[e] -= K;
       aclnn::welford_add_chunk(w, v, ok);
     }
-    seg += dr;
-    n += dq;
-    if (seg >= g.segs) {
-      seg -= g.segs;
-      ++n;
-    }
+    tile.advance();
   }
 }
 
@@ -709,22 +728,21 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
   const long long Tall = N * C * g.segs;
   const long long stride = static_cast<long long>(gridDim.x) * ty;
   long long t = static_cast<long long>(blockIdx.x) * ty + threadIdx.y;
-  long long p = t / g.segs, seg = t - p * g.segs, c = p % C;
-  const long long dq = stride / g.segs, dr = stride - dq * g.segs, dqc = dq % C;
+  TileWalk tile(t, stride, g.segs, C);
   const int step = tx * E;
   // Block-uniform trip counts (warp collectives inside when writing the mask): every row of
   // a warp runs the same number of steps; rows without a tile run predicated off.
   for (long long tb = static_cast<long long>(blockIdx.x) * ty; tb < Tall; tb += stride, t += stride) {
     const bool valid = t < Tall;
-    const long long s0 = seg * g.seglen;
+    const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(valid ? lmin(g.seglen, S - s0) : lmin(g.seglen, S));
     float m = 0.f, sc = 0.f, sh = 0.f;
     if (valid) {
-      m = mean_f[c];
-      sc = scale_f[c];
-      sh = shift_f[c];
+      m = mean_f[tile.c];
+      sc = scale_f[tile.c];
+      sh = shift_f[tile.c];
     }
-    const long long off0 = p * S + s0;
+    const long long off0 = tile.plane * S + s0;
     for (int so = 0; so < len; so += step) {
       float v[E];
       bool ok[E];
@@ -751,22 +769,14 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
           bit[e] = ok[e] && pass;
         }
         if (valid) ncx_store<T, VEC, E>(y, off0 + so, len - so, tx, xi, v);
-        if (mask) ncx_write_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, valid, tx, xi, bit);
+        if (mask) ncx_write_bits<T, VEC, E>(mask + tile.plane * W, s0 + so, len - so, valid, tx, xi, bit);
       } else {
 #pragma unroll
         for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
         if (valid) ncx_store<T, VEC, E>(y, off0 + so, len - so, tx, xi, v);
       }
     }
-    seg += dr;
-    p += dq;
-    c += dqc;
-    if (seg >= g.segs) {
-      seg -= g.segs;
-      ++p;
-      ++c;
-    }
-    if (c >= C) c -= C;
+    tile.advance();
   }
 }
 
@@ -884,13 +894,12 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
   const long long stride = static_cast<long long>(gridDim.y) * ty;
   long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
   if (t >= Tc) return;
-  long long n = t / g.segs, seg = t - n * g.segs;
-  const long long dq = stride / g.segs, dr = stride - dq * g.segs;
+  TileWalk tile(t, stride, g.segs, 1);
   const int step = tx * E;
   for (; t < Tc; t += stride) {
-    const long long s0 = seg * g.seglen;
+    const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
-    const long long p = n * C + c;
+    const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
     for (int so = 0; so < len; so += step) {
       float d[E], v[E];
@@ -915,12 +924,7 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
       s1 += a;
       s2 += b;
     }
-    seg += dr;
-    n += dq;
-    if (seg >= g.segs) {
-      seg -= g.segs;
-      ++n;
-    }
+    tile.advance();
   }
 }
 
@@ -1095,20 +1099,19 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
   const long long stride = static_cast<long long>(gridDim.x) * ty;
   long long t = static_cast<long long>(blockIdx.x) * ty + threadIdx.y;
   if (t >= Tall) return;  // no collectives in this kernel
-  long long p = t / g.segs, seg = t - p * g.segs, c = p % C;
-  const long long dq = stride / g.segs, dr = stride - dq * g.segs, dqc = dq % C;
+  TileWalk tile(t, stride, g.segs, C);
   const int step = tx * E;
   for (; t < Tall; t += stride) {
-    const long long s0 = seg * g.seglen;
+    const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
-    const float gg = g_f[c];
+    const float gg = g_f[tile.c];
     float m = 0.f, a = 0.f, k = 0.f;
     if constexpr (MODE != 0) {
-      m = mean_f[c];
-      a = a_f[c];
-      k = k_f[c];
+      m = mean_f[tile.c];
+      a = a_f[tile.c];
+      k = k_f[tile.c];
     }
-    const long long off0 = p * S + s0;
+    const long long off0 = tile.plane * S + s0;
     for (int so = 0; so < len; so += step) {
       float d[E];
       bool ok[E];
@@ -1122,7 +1125,7 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
         if constexpr (MODE == 2) {
           if (mask) {
             bool bit[E];
-            ncx_read_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
+            ncx_read_bits<T, VEC, E>(mask + tile.plane * W, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
             for (int e = 0; e < E; ++e)
               if (!bit[e]) d[e] = 0.f;
@@ -1134,15 +1137,7 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
       }
       ncx_store<T, VEC, E>(dx, off0 + so, len - so, tx, xi, d);
     }
-    seg += dr;
-    p += dq;
-    c += dqc;
-    if (seg >= g.segs) {
-      seg -= g.segs;
-      ++p;
-      ++c;
-    }
-    if (c >= C) c -= C;
+    tile.advance();
   }
 }
 
