@@ -6,6 +6,10 @@ import threading
 _local = threading.local()
 
 
+class DeviceError(RuntimeError):
+    """A failure reported by the device while running work (a kernel fault, an emulator error)."""
+
+
 def record_error(message: str) -> None:
     """Remember ``message`` for this thread's next ``get_recent_err_msg()``."""
     msgs = getattr(_local, "msgs", None)

@@ -15,14 +15,13 @@ Note [Lifetime] (CANN's CommonOpExecutorRun)
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
-
-import attrs
+from typing import Sequence
 
 from .acl._state import resolve_stream, state
 from .acl.memory import registry
 from .backends import DeviceError
 from .errors import fail
+from .launch import Launch, Slot, Ws  # noqa: F401  (re-exported)
 from .status import AclnnStatus
 
 __all__ = ["aclOpExecutor", "Slot", "Ws", "Launch", "run_executor", "aclSetAclOpExecutorRepeatable",
@@ -32,28 +31,6 @@ OK = AclnnStatus.ACLNN_SUCCESS
 NULLPTR = AclnnStatus.ACLNN_ERR_PARAM_NULLPTR
 INVALID = AclnnStatus.ACLNN_ERR_PARAM_INVALID
 INNER_NULLPTR = AclnnStatus.ACLNN_ERR_INNER_NULLPTR
-
-
-@attrs.frozen(slots=True)
-class Slot:
-    """Pointer argument: the storage address of tensor slot ``index`` plus ``byte_offset``."""
-    index: int
-    byte_offset: int = 0
-
-
-@attrs.frozen(slots=True)
-class Ws:
-    """Pointer argument: the workspace base plus ``byte_offset``."""
-    byte_offset: int
-
-
-@attrs.frozen(slots=True)
-class Launch:
-    kernel: Any                       # the backend's function object
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    args: tuple                       # Slot / Ws / NumPy scalars / bytes-like values
-    shared_mem: int = 0
 
 
 class aclOpExecutor:

@@ -20,7 +20,8 @@ from .acl.memory import registry
 from .backends import get_backend
 from .dtypes import (CHANNELS_LAST_FORMATS, FORMAT_RANK, PRIVATE_FORMATS, aclDataType, aclFormat, dtype_info)
 from .errors import record_error
-from .executor import Launch, Slot, Ws, aclOpExecutor, run_executor
+from .executor import aclOpExecutor, run_executor
+from .launch import Launch, Slot, Ws
 from .kernel_cache import get_kernel
 from .status import AclnnStatus
 from .tensor import aclTensor

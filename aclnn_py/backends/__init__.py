@@ -16,9 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol, Sequence
 
-
-class DeviceError(RuntimeError):
-    """A failure reported by the device while running work (a kernel fault, an emulator error)."""
+from ..errors import DeviceError  # noqa: F401  (re-exported: the backends raise it)
 
 
 class Backend(Protocol):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from . import DeviceError
+from ..errors import DeviceError
 
 
 class CudaBackend:
@@ -104,7 +104,7 @@ class CudaBackend:
         return tuple(args)   # CuPy marshals at launch
 
     def launch_planned(self, kernel, grid, block, args: tuple, slot_addrs, workspace, shared_mem, stream) -> None:
-        from ..executor import Slot, Ws
+        from ..launch import Slot, Ws
         resolved = tuple((slot_addrs[a.index] + a.byte_offset) if type(a) is Slot else
                          (workspace + a.byte_offset) if type(a) is Ws else a for a in args)
         kernel(grid, block, resolved, shared_mem=shared_mem, stream=stream)

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import DeviceError
+from ..errors import DeviceError
 
 _POISON = 0xFF  # fresh "device" memory reads as NaN / -1, never as plausible zeros
 
@@ -190,7 +190,7 @@ class HostBackend:
 
     def freeze_args(self, kernel, args: Sequence[Any]) -> tuple:
         """Marshal a planned launch's constant arguments once (phase 1); pointer references stay."""
-        from ..executor import Slot, Ws
+        from ..launch import Slot, Ws
         frozen = []
         for i, a in enumerate(args):
             if type(a) in (Slot, Ws):
@@ -202,7 +202,7 @@ class HostBackend:
 
     def launch_planned(self, kernel, grid, block, args: tuple, slot_addrs, workspace, shared_mem, stream) -> None:
         """Phase 2's launch: constants were marshalled in phase 1; only pointer references remain."""
-        from ..executor import Slot
+        from ..launch import Slot
         params = [a if type(a) is bytes else
                   ((slot_addrs[a.index] if type(a) is Slot else workspace) + a.byte_offset).to_bytes(8, "little")
                   for a in args]

@@ -72,7 +72,7 @@ import numpy as np
 
 from ..dtypes import CHANNELS_LAST_FORMATS, aclDataType, aclFormat
 from ..errors import fail
-from ..executor import Ws
+from ..launch import Ws
 from ..opdef import (FLOATS, INVALID, NULLPTR, PARAM, AttrParam as A, OpDef, Plan, TensorParam as T,
                      register)
 from ..status import AclnnStatus
