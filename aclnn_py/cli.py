@@ -33,6 +33,10 @@ def main(argv=None) -> int:
     sp.add_argument("names", nargs="*", help="run only these samples (file stems)")
     su = sub.add_parser("support", help="print the live support table")
     su.add_argument("--format", choices=("text", "md"), default="text")
+    sub.add_parser("ops", help="the op reference tables (markdown), from the registry")
+    rd = sub.add_parser("readme", help="regenerate README.md's generated tables (ops, live support table)")
+    rd.add_argument("--check", action="store_true", help="exit 1 if they are out of date, write nothing")
+    rd.add_argument("--path", default=None, help="the README (default: the checkout's README.md)")
     sub.add_parser("bench", help="run the benchmarks (host overhead; GPU kernels when a GPU is present)")
     args = p.parse_args(argv)
     if args.cmd == "info":
@@ -43,6 +47,16 @@ def main(argv=None) -> int:
     if args.cmd == "support":
         from .support import print_support
         return print_support(args.format)
+    if args.cmd == "ops":
+        from .support import ops_markdown
+        print(ops_markdown(), end="")
+        return 0
+    if args.cmd == "readme":
+        from pathlib import Path
+
+        from .support import update_readme
+        path = Path(args.path) if args.path else Path(__file__).resolve().parent.parent / "README.md"
+        return update_readme(path, check=args.check)
     if args.cmd == "bench":
         from .bench import main as bench_main
         return bench_main()

@@ -1,36 +1,65 @@
-"""Kernel families (``kernels/<family>.cu``) compiled once per process backend and looked up by name.
+"""Kernel families (``kernels/<family>.cu``): which instantiations each provides, compiled once per process.
 
-Each file lists the instantiations it provides in its first line,
-``// name_expressions: k<float>, k<__half>`` — they are passed to NVRTC (CuPy) or to the emulator as
-``name_expressions``, so a family is one module with every template instantiation the ops use.
+An ops module declares its family and every template instantiation its ops launch::
+
+    FAMILY = declare("softmax", instantiate("softmax_rows<{T}, {LOG}>", T=FLOAT_CTYPES, LOG=BOOLS))
+
+That list is the family's ``name_expressions`` for NVRTC (CuPy) and the emulator: the registry, not
+a comment in the ``.cu`` file, says what is compiled. ``get_kernel`` compiles a family on first use
+(thread-safe) and refuses names the family did not declare (:class:`KernelUnavailable`).
 """
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 
 from ._paths import kernels_dir, kernels_include_dir
 from .backends import get_backend
 
+__all__ = ["declare", "instantiate", "instances", "families", "get_kernel", "KernelUnavailable", "compile_options",
+           "FLOAT_CTYPES", "BOOLS", "family_names"]
+
+FLOAT_CTYPES = ("float", "__half", "__nv_bfloat16")
+BOOLS = ("false", "true")
+
 _lock = threading.Lock()
+_declared: dict[str, tuple[str, ...]] = {}
 _modules: dict[str, tuple] = {}
 _functions: dict[tuple[str, str], object] = {}
 
 
-def family_names(code: str) -> list[str]:
-    """The names of every ``// name_expressions: a<float>, b<__half, 128>`` line (commas inside <> kept)."""
-    names: list[str] = []
-    for m in re.finditer(r"^\s*//\s*name_expressions:(.*)$", code, re.M):
-        depth, cur = 0, ""
-        for ch in m.group(1):
-            depth += (ch == "<") - (ch == ">")
-            if ch == "," and depth == 0:
-                names.append(cur.strip())
-                cur = ""
-            else:
-                cur += ch
-        names.append(cur.strip())
-    return [n for n in names if n]
+class KernelUnavailable(LookupError):
+    """A kernel that is not declared, or a family that does not compile or load on this backend."""
+
+
+def instantiate(template: str, **axes) -> list[str]:
+    """Every instantiation of ``template`` over the product of ``axes``:
+    ``instantiate("k<{T}, {CL}>", T=("float", "__half"), CL=BOOLS)`` -> 4 names."""
+    keys = list(axes)
+    return [template.format(**dict(zip(keys, combo))) for combo in itertools.product(*(axes[k] for k in keys))]
+
+
+def declare(family: str, *name_lists) -> str:
+    """Declare the instantiations family ``family`` provides (more may be added by later declarations
+    before it is first compiled). Returns ``family``, so a module can write ``FAMILY = declare(...)``."""
+    names = [n for lst in name_lists for n in lst]
+    with _lock:
+        if family in _modules:
+            raise RuntimeError(f"kernel family {family!r} is already compiled; declare its kernels at import time")
+        old = _declared.get(family, ())
+        _declared[family] = old + tuple(n for n in names if n not in old)
+    return family
+
+
+def instances(family: str) -> tuple[str, ...]:
+    """The declared instantiations of ``family``."""
+    return _declared.get(family, ())
+
+
+def families() -> dict[str, tuple[str, ...]]:
+    """Every declared family and its instantiations (import ``aclnn_py`` first: the ops declare them)."""
+    return dict(_declared)
 
 
 def compile_options() -> tuple[str, ...]:
@@ -43,9 +72,14 @@ def _module(family: str):
         with _lock:
             entry = _modules.get(family)
             if entry is None:
-                code = (kernels_dir() / f"{family}.cu").read_text()
-                names = family_names(code)
-                mod = get_backend().load_module(code, compile_options(), names)
+                names = _declared.get(family)
+                if not names:
+                    raise KernelUnavailable(f"kernel family {family!r} is not declared by any ops module")
+                try:
+                    code = (kernels_dir() / f"{family}.cu").read_text()
+                    mod = get_backend().load_module(code, compile_options(), list(names))
+                except Exception as e:   # a compiler error, a missing file: the caller maps it to a status
+                    raise KernelUnavailable(f"kernels/{family}.cu failed to build: {type(e).__name__}: {e}") from e
                 entry = _modules[family] = (mod, frozenset(names))
     return entry
 
@@ -56,7 +90,29 @@ def get_kernel(family: str, name: str):
     if fn is None:
         mod, names = _module(family)
         if name not in names:
-            raise LookupError(f"kernel {name!r} is not instantiated by kernels/{family}.cu (name_expressions: "
-                              f"{', '.join(sorted(names))})")
-        fn = _functions[(family, name)] = get_backend().get_function(mod, name)
+            raise KernelUnavailable(f"kernel {name!r} is not declared for kernels/{family}.cu "
+                                    f"({len(names)} declared instantiations)")
+        try:
+            fn = get_backend().get_function(mod, name)
+        except Exception as e:
+            raise KernelUnavailable(f"kernel {name!r} of kernels/{family}.cu could not be loaded: {e}") from e
+        with _lock:
+            fn = _functions.setdefault((family, name), fn)
     return fn
+
+
+def family_names(code: str) -> list[str]:
+    """The names of every ``// name_expressions: a<float>, b<__half, 128>`` line of a kernel source
+    (commas inside <> kept): how the tests' own kernel files list their instantiations."""
+    names: list[str] = []
+    for m in re.finditer(r"^\s*//\s*name_expressions:(.*)$", code, re.M):
+        depth, cur = 0, ""
+        for ch in m.group(1):
+            depth += (ch == "<") - (ch == ">")
+            if ch == "," and depth == 0:
+                names.append(cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        names.append(cur.strip())
+    return [n for n in names if n]

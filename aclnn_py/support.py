@@ -1,19 +1,23 @@
-"""``aclnn-py support``: the live support table, in the form of PhOS's cuDNN 8 ops-train table.
+"""What the registry says about itself: the live support table (``aclnn-py support``) and the op
+reference tables of the README (``aclnn-py ops``, written into README.md by ``aclnn-py readme``).
 
-*Supported*: the API exists and its phase 1 accepts a valid call. *Test Passed*: its conformance
-check — the sample program that exercises it, comparing with a NumPy reference — passed just now
-on the current device. APIs not implemented stay in the table with ✗.
+*Supported*: the API exists (a registered op, or a function of ``aclnn_py.cudnn``). *Test Passed*:
+the sample programs that exercise it (their ``APIS``) passed just now on the current device. The
+cuDNN ops-train rows are the fixed list of the 21 APIs we implement; each lists the aclnn ops that
+declare it (``OpDef.cudnn``). Every other row comes from the registry, grouped by ``OpDef.group``.
 """
 from __future__ import annotations
 
 import io
+import re
 from contextlib import redirect_stdout
+from pathlib import Path
 
-import aclnn_py
+from .opdef import EXPORTS, REGISTRY
 
 YES, NO = "☑", "✗"
 
-CUDNN_OPS_TRAIN = [
+CUDNN_OPS_TRAIN = [     # cuDNN 8.9.7 cudnn_ops_train, in PhOS's table order (the spec, not an op list)
     (2000, "cudnnActivationBackward"), (2001, "cudnnBatchNormalizationBackward"),
     (2002, "cudnnBatchNormalizationBackwardEx"), (2003, "cudnnBatchNormalizationForwardTraining"),
     (2004, "cudnnBatchNormalizationForwardTrainingEx"), (2005, "cudnnDivisiveNormalizationBackward"),
@@ -26,17 +30,27 @@ CUDNN_OPS_TRAIN = [
     (2016, "cudnnOpsTrainVersionCheck"), (2017, "cudnnPoolingBackward"), (2018, "cudnnSoftmaxBackward"),
     (2019, "cudnnSpatialTfGridGeneratorBackward"), (2020, "cudnnSpatialTfSamplerBackward"),
 ]
-
-ACLNN_BATCH_NORM = ["aclnnBatchNorm", "aclnnBatchNormBackward", "aclnnBatchNormStats",
-                    "aclnnBatchNormGatherStatsWithCounts", "aclnnBatchNormElemt", "aclnnBatchNormReduceBackward",
-                    "aclnnBatchNormElemtBackward"]
-ONEDNN = ["aclnnBatchNormTrainingBackward"]
-FUSED = ["aclnnBatchNormActivation", "aclnnBatchNormActivationBackward"]
+CUDNN_TITLE = "PhOS Support: cuDNN 8.0 - Operations Training"
 
 
-def _supported(api: str) -> bool:
-    return hasattr(aclnn_py, api) or hasattr(aclnn_py, f"{api}GetWorkspaceSize") or \
-        hasattr(getattr(aclnn_py, "cudnn", None), api)
+def groups() -> dict[str, list]:
+    """Registered ops by support-table group, in registration order."""
+    out: dict[str, list] = {}
+    for reg in REGISTRY.values():
+        out.setdefault(reg.opdef.group or reg.module, []).append(reg)
+    return out
+
+
+def _cudnn_supported(api: str) -> bool:
+    try:
+        from . import cudnn
+    except ImportError:
+        return False
+    return callable(getattr(cudnn, api, None))
+
+
+def _backing_ops(api: str) -> list[str]:
+    return [f"aclnn{r.opdef.name}" for r in REGISTRY.values() if api in r.opdef.cudnn]
 
 
 def _conformance() -> dict[str, bool]:
@@ -44,52 +58,110 @@ def _conformance() -> dict[str, bool]:
     from .samples_runner import load_sample, sample_paths
     passed: dict[str, bool] = {}
     for p in sample_paths():
-        buf = io.StringIO()
+        apis: list = []
         try:
-            with redirect_stdout(buf):
+            with redirect_stdout(io.StringIO()):
                 mod = load_sample(p)
+                apis = getattr(mod, "APIS", [])
                 ok = mod.main() == 0
-            apis = getattr(mod, "APIS", [])
         except Exception:
-            ok, apis = False, []
+            ok = False
         for api in apis:
             passed[api] = passed.get(api, True) and ok
     return passed
 
 
-def _table(title, rows, fmt, indexed):
+def support_rows(passed: dict[str, bool] | None = None):
+    """(cuDNN rows [(index, api, supported, passed, aclnn ops)], {group: [(api, supported, passed)]})."""
+    passed = _conformance() if passed is None else passed
+
+    def mark(ok):
+        return YES if ok else NO
+    cudnn = []
+    for idx, api in CUDNN_OPS_TRAIN:
+        s = _cudnn_supported(api)
+        cudnn.append((idx, api, mark(s), mark(s and passed.get(api, False)), _backing_ops(api)))
+    tables = {g: [(f"aclnn{r.opdef.name}", YES, mark(passed.get(f"aclnn{r.opdef.name}", False))) for r in regs]
+              for g, regs in groups().items()}
+    return cudnn, tables
+
+
+def format_support(fmt: str = "text", passed: dict[str, bool] | None = None) -> str:
+    from .backends import get_backend
+    cudnn, tables = support_rows(passed)
     out = []
+    k = sum(r[2] == YES for r in cudnn)
     if fmt == "md":
-        out.append(f"### {title}\n")
-        out.append("| Index | API | Supported | Test Passed |" if indexed else "| API | Supported | Test Passed |")
-        out.append("|---|---|---|---|" if indexed else "|---|---|---|")
-        for idx, api, s, t in rows:
-            out.append(f"| {idx} | `{api}` | {s} | {t} |" if indexed else f"| `{api}` | {s} | {t} |")
+        out += [f"### {CUDNN_TITLE} ({k}/{len(cudnn)})", "", "| Index | API | Supported | Test Passed | aclnn ops |",
+                "|---|---|---|---|---|"]
+        out += [f"| {i} | `{a}` | {s} | {t} | {', '.join(f'`{o}`' for o in ops)} |" for i, a, s, t, ops in cudnn]
+        for g, rows in tables.items():
+            out += ["", f"### {g} ({sum(r[1] == YES for r in rows)}/{len(rows)})", "", "| API | Supported | Test Passed |",
+                    "|---|---|---|"]
+            out += [f"| `{a}` | {s} | {t} |" for a, s, t in rows]
     else:
-        out.append(title)
-        for idx, api, s, t in rows:
-            out.append(f"  {str(idx) + '  ' if indexed else ''}{api:<58} {s:^9} {t:^11}")
+        out.append(f"{CUDNN_TITLE} ({k}/{len(cudnn)})")
+        out += [f"  {i}  {a:<58} {s:^9} {t:^11} {', '.join(ops)}" for i, a, s, t, ops in cudnn]
+        for g, rows in tables.items():
+            out += ["", f"{g} ({sum(r[1] == YES for r in rows)}/{len(rows)})"]
+            out += [f"  {a:<64} {s:^9} {t:^11}" for a, s, t in rows]
+    out += ["", f"(Test Passed: live conformance checks on the {get_backend().name} backend)"]
     return "\n".join(out) + "\n"
 
 
-def support_rows(passed: dict[str, bool] | None = None):
-    passed = _conformance() if passed is None else passed
-
-    def row(idx, api):
-        s = _supported(api)
-        return idx, api, YES if s else NO, YES if s and passed.get(api) else NO
-    return ([row(i, a) for i, a in CUDNN_OPS_TRAIN], [row(None, a) for a in ACLNN_BATCH_NORM],
-            [row(None, a) for a in ONEDNN], [row(None, a) for a in FUSED])
-
-
 def print_support(fmt: str = "text") -> int:
-    from .backends import get_backend
-    cudnn, bn, onednn, fused = support_rows()
-    k = sum(1 for r in cudnn if r[2] == YES)
-    print(_table(f"PhOS Support: cuDNN 8.0 - Operations Training ({k}/{len(cudnn)})", cudnn, fmt, True))
-    k = sum(1 for r in bn if r[2] == YES)
-    print(_table(f"aclnn BatchNorm family (SyncBatchNorm building blocks) ({k}/{len(bn)})", bn, fmt, False))
-    print(_table("oneDNN graph BatchNormTrainingBackward", onednn, fmt, False))
-    print(_table("Fused batch norm + add + activation (cuDNN *Ex)", fused, fmt, False))
-    print(f"(Test Passed: live conformance checks on the {get_backend().name} backend)")
+    print(format_support(fmt), end="")
+    return 0
+
+
+# the op reference ------------------------------------------------------------------------------
+
+def _dtypes(p) -> str:
+    if callable(p.dtypes):
+        return (p.dtypes.__doc__ or "").strip().split(":")[-1].strip().rstrip(".") or p.dtypes.__name__
+    names = sorted(n.name.removeprefix("ACL_") for n in p.dtypes)
+    return "/".join(names)
+
+
+def ops_markdown() -> str:
+    """The README's op reference: per group, every op with its phase-1 arguments in CANN order, its
+    data dtypes, ranks, in-place forms and what it computes — all from the registry."""
+    out = []
+    for g, regs in groups().items():
+        out += [f"### {g}", "", "| API (phase-1 arguments, CANN order) | data dtypes | ranks | in place | computes |",
+                "|---|---|---|---|---|"]
+        for r in regs:
+            op = r.opdef
+            args = ", ".join(p.name for p in op.params)
+            ref = next((p for p in op.tensors if p.name == op.ref_name), None)
+            dts = _dtypes(ref) if ref is not None else "—"
+            inplace = ", ".join(f"{p.name} = {a}" for p in op.tensors for a in p.alias) or "—"
+            doc = op.doc.replace("|", "\\|").replace("\n", " ")
+            out.append(f"| `aclnn{op.name}({args})` | {dts} | {op.ranks[0]}–{op.ranks[1]} | {inplace} | {doc} |")
+        out.append("")
+    extras = [name for name in EXPORTS if not any(name in r.opdef.apis for r in REGISTRY.values())]
+    if extras:
+        out += ["Other APIs of the ops modules: " + ", ".join(f"`{e}`" for e in extras) + ".", ""]
+    return "\n".join(out)
+
+
+_BLOCK = re.compile(r"(<!-- BEGIN generated by `aclnn-py readme`: (?P<what>[a-z]+) -->\n)(.*?)"
+                    r"(<!-- END generated: (?P=what) -->)", re.S)
+
+
+def readme_blocks(passed: dict[str, bool] | None = None) -> dict[str, str]:
+    return {"ops": ops_markdown(), "support": format_support("md", passed)}
+
+
+def update_readme(path: Path, check: bool = False, passed: dict[str, bool] | None = None) -> int:
+    """Rewrite the generated blocks of ``path``; with ``check``, only report (exit 1) when stale."""
+    text = path.read_text()
+    blocks = readme_blocks(passed)
+    new = _BLOCK.sub(lambda m: m.group(1) + blocks[m.group("what")] + m.group(4), text)
+    if check:
+        if new != text:
+            print(f"{path}: generated tables are out of date; run `aclnn-py readme`")
+            return 1
+        return 0
+    path.write_text(new)
     return 0

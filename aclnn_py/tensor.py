@@ -33,7 +33,6 @@ NULLPTR = AclnnStatus.ACLNN_ERR_PARAM_NULLPTR
 
 
 _DESC_FIELDS = frozenset({"view_dims", "strides", "offset", "data_type", "format", "storage_dims", "destroyed"})
-_DESC_IDS: dict[tuple, int] = {}
 _ITEMSIZE = {dt: info.itemsize for dt in aclDataType if (info := dtype_info(dt)) is not None}
 
 
@@ -57,23 +56,23 @@ class aclTensor:
     addr: int | None
     destroyed: bool = False
     owner: Any = attrs.field(default=None, repr=False)   # an external buffer this view keeps alive
-    _desc_id: int | None = attrs.field(default=None, init=False, repr=False)
+    _desc_key: tuple | None = attrs.field(default=None, init=False, repr=False)
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
         if name in _DESC_FIELDS:
-            object.__setattr__(self, "_desc_id", None)
+            object.__setattr__(self, "_desc_key", None)
 
     @property
-    def desc_id(self) -> int:
-        """A small int naming everything about this view but its address (what a plan depends on)."""
-        d = self._desc_id
-        if d is None:
+    def desc_key(self) -> tuple:
+        """Everything about this view but its address (what a phase-1 plan depends on); cached until a
+        field changes. A plain tuple: no process-wide table of descriptions to grow without bound."""
+        k = self._desc_key
+        if k is None:
             k = (self.view_dims, self.strides, self.offset, self.data_type, self.format, self.storage_dims,
                  self.destroyed)
-            d = _DESC_IDS.setdefault(k, len(_DESC_IDS))
-            object.__setattr__(self, "_desc_id", d)
-        return d
+            object.__setattr__(self, "_desc_key", k)
+        return k
 
     @property
     def rank(self) -> int:

@@ -1,4 +1,6 @@
-"""Generic tests over the op database: reference, errors, layouts, workspace, executor lifetime, determinism."""
+"""Generic tests over the op database: reference, errors, layouts, workspace, executor lifetime, determinism,
+in-place aliases. They know no op's parameters: tensor roles come from the registry (``opdef.tensors``),
+the data tensor of a sample from its OpInfo (``info.data``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,9 +20,9 @@ def _cases(kind):
     out = []
     for info in OP_DB:
         rng = np.random.default_rng(SEED)
-        items = info.samples(rng) if kind == "samples" else info.errors(rng)
+        items = info.samples(rng) if kind == "samples" else info.error_cases(rng)
         for i, item in enumerate(items):
-            s = item if kind == "samples" else item[0]
+            s = item if kind == "samples" else item.sample
             out.append(pytest.param(info, item, id=f"{info.name}-{i}-{s.note}"))
     return out
 
@@ -39,7 +41,7 @@ def test_matches_reference(info, sample):
         assert res.status1 == 0, res.message
         assert res.status2 == 0, res.message
         expected = info.reference(sample)
-        dt = info.data_dtype_of(sample)
+        dt = info.data_dtype(sample)
         for name, exp in expected.items():
             out_dt = sample.tensors[name].dtype
             assert_close(res.outputs[name], exp, out_dt if out_dt in (A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16) else dt,
@@ -51,8 +53,7 @@ def test_matches_reference(info, sample):
                 assert untouched_outside_view(d, res.before[name]), f"{name}: write outside its view or guard"
             else:
                 assert np.array_equal(read_storage(d), res.before[name]), f"input {name} was modified"
-        empty = sample.tensors["input"].values.size == 0
-        if empty:
+        if sample.tensors[info.data].values.size == 0:
             assert res.ws_size == 0
     finally:
         release(res)
@@ -60,12 +61,13 @@ def test_matches_reference(info, sample):
 
 @pytest.mark.parametrize("info,case", _cases("errors"))
 def test_error_status_and_nothing_written(info, case):
-    sample, status = case
     reg = OPS[info.name]
-    res = call_op(reg, sample)
+    res = call_op(reg, case.sample)
     try:
-        assert res.status1 == status, f"expected {status}, got {res.status1}: {res.message}"
+        assert res.status1 == case.status, f"expected {case.status}, got {res.status1}: {res.message}"
         assert res.message and f"aclnn{info.name}" in res.message
+        if case.names:
+            assert case.names in res.message, f"the message must name {case.names!r}: {res.message}"
         _check_untouched(res, res.device)
     finally:
         release(res)
@@ -73,7 +75,7 @@ def test_error_status_and_nothing_written(info, case):
 
 def _first_sample(info, pred=lambda s: True):
     rng = np.random.default_rng(SEED)
-    return next(s for s in info.samples(rng) if pred(s) and s.tensors["input"].values.size)
+    return next(s for s in info.samples(rng) if pred(s) and s.tensors[info.data].values.size)
 
 
 def _phase1(info, sample):
@@ -97,7 +99,7 @@ def _alloc_ws(size):
 @pytest.mark.parametrize("info", OP_DB, ids=lambda i: i.name)
 def test_workspace_and_executor_rules(info, stream):
     # a non-contiguous layout forces a real workspace (copies)
-    sample = _first_sample(info, lambda s: s.tensors["input"].layout in ("strided", "transposed"))
+    sample = _first_sample(info, lambda s: s.tensors[info.data].layout in ("strided", "transposed"))
     reg, dev, ws_size, ex = _phase1(info, sample)
     assert ws_size > 0
     outs = info.outputs
@@ -118,16 +120,16 @@ def test_workspace_and_executor_rules(info, stream):
         assert np.array_equal(read_storage(dev2[n]), before2[n]), f"{n} written by a short-workspace phase 2"
     # a consumed executor never runs twice
     reg, dev3, ws_size, ex = _phase1(info, sample)
+    fresh = {n: read_storage(dev3[n]) for n in outs if n in dev3}
     assert reg.run(ws, ws_size, ex, stream) == 0
     assert acl.rt.synchronize_stream(stream) == 0
-    first = {n: read_storage(dev3[n]) for n in outs}
+    assert any(not np.array_equal(read_storage(dev3[n]), b) for n, b in fresh.items()), "the first run wrote nothing"
     for n in outs:
         assert acl.rt.memset(dev3[n].data, dev3[n].nbytes, 0, dev3[n].nbytes) == 0
     assert reg.run(ws, ws_size, ex, stream) == A.ACLNN_ERR_PARAM_INVALID
     assert acl.rt.synchronize_stream(stream) == 0
     for n in outs:
         assert not read_storage(dev3[n])[GUARD:GUARD + dev3[n].nbytes].any(), "a consumed executor ran again"
-    assert first
     acl.rt.free(ws)
     for d in (*dev.values(), *dev2.values(), *dev3.values()):
         free_device_tensor(d)
@@ -143,9 +145,10 @@ def test_repeatable_executor_with_rebinding(info, stream):
         assert reg.run(ws, ws_size, ex, stream) == 0
     assert acl.rt.synchronize_stream(stream) == 0
     expected = info.reference(sample)
-    dt = info.data_dtype_of(sample)
+    dt = info.data_dtype(sample)
+    updated = {p.name for p in reg.opdef.tensors if p.written}    # running twice updates them twice
     for n, e in expected.items():
-        if n in info.outputs and n not in ("running_mean", "running_var"):
+        if n in info.outputs and n not in updated:
             assert_close(read_view(dev[n]), e, dt, name=n, scale=info.tolerance_scale(sample))
     # rebind every tensor to fresh buffers holding a second sample's data
     sample2 = _first_sample(info)
@@ -156,8 +159,7 @@ def test_repeatable_executor_with_rebinding(info, stream):
             if np.all(np.asarray(sample.tensors[[k for k, v in sample2.tensors.items() if v is sp][0]].values) > 0):
                 sp.values = np.abs(sp.values)
     dev2 = {n: make_device_tensor(sp, sample2.channel_axis) for n, sp in sample2.tensors.items() if sp is not None}
-    tparams = [p for p in reg.opdef.params if hasattr(p, "kind") and not p.out] + \
-              [p for p in reg.opdef.params if hasattr(p, "kind") and p.out]
+    tparams = reg.opdef.tensors
     n_in = sum(1 for p in tparams if not p.out)
     for i, p in enumerate(tparams):
         if p.name not in dev:
@@ -179,7 +181,7 @@ def test_repeatable_executor_with_rebinding(info, stream):
     assert acl.rt.synchronize_stream(stream) == 0
     expected2 = info.reference(sample2)
     for n, e in expected2.items():
-        if n in info.outputs and n not in ("running_mean", "running_var"):
+        if n in info.outputs and n not in updated:
             assert_close(read_view(dev2[n]), e, dt, name=n, scale=info.tolerance_scale(sample))
     assert A.aclDestroyAclOpExecutor(ex) == 0
     assert reg.run(ws, ws_size, ex, stream) == A.ACLNN_ERR_PARAM_INVALID
@@ -192,8 +194,9 @@ def test_repeatable_executor_with_rebinding(info, stream):
 
 @pytest.mark.parametrize("info", [i for i in OP_DB if i.deterministic], ids=lambda i: i.name)
 def test_bitwise_reproducible(info):
-    for pred in (lambda s: s.tensors["input"].layout == "contiguous", lambda s: s.tensors["input"].format
-                 in (A.ACL_FORMAT_NHWC, A.ACL_FORMAT_NDHWC)):
+    for pred in (lambda s: s.tensors[info.data].layout == "contiguous",
+                 lambda s: s.tensors[info.data].format in (A.ACL_FORMAT_NHWC, A.ACL_FORMAT_NDHWC)
+                 or s.tensors[info.data].layout != "contiguous"):
         sample = _first_sample(info, pred)
         r1 = call_op(OPS[info.name], sample)
         r2 = call_op(OPS[info.name], sample)
@@ -209,13 +212,13 @@ def test_bitwise_reproducible(info):
 @pytest.mark.parametrize("info", OP_DB, ids=lambda i: i.name)
 def test_noncontiguous_equals_contiguous(info):
     rng = np.random.default_rng(SEED)
-    base = next(s for s in info.samples(rng) if s.tensors["input"].layout == "contiguous"
-                and s.tensors["input"].values.size and s.tensors["input"].dtype == A.ACL_FLOAT)
+    base = next(s for s in info.samples(rng) if s.tensors[info.data].layout == "contiguous"
+                and s.tensors[info.data].values.size and s.tensors[info.data].dtype == A.ACL_FLOAT)
     ref = call_op(OPS[info.name], base)
     try:
         for layout in ("strided", "transposed", "offset", "channels_last"):
             for sp in base.tensors.values():
-                if sp is not None and sp.values.ndim == sp_ndim(base):
+                if sp is not None and sp.values.ndim == base.tensors[info.data].values.ndim:
                     sp.layout = layout
             res = call_op(OPS[info.name], base)
             try:
@@ -230,5 +233,105 @@ def test_noncontiguous_equals_contiguous(info):
         release(ref)
 
 
-def sp_ndim(sample):
-    return sample.tensors["input"].values.ndim
+
+def test_every_registered_op_is_in_the_database():
+    """The registry is the list of ops: each one needs samples, error cases and a reference here."""
+    infos = {i.name: i for i in OP_DB}
+    assert sorted(OPS) == sorted(infos), "ops without an OpInfo (or OpInfos of no op)"
+    for name, info in infos.items():
+        rng = np.random.default_rng(SEED)
+        samples, errors = info.samples(rng), info.error_cases(rng)
+        assert any(s.tensors[info.data].values.size for s in samples), f"{name}: no non-empty sample"
+        assert errors, f"{name}: no error cases"
+        assert set(info.outputs) <= {p.name for p in OPS[name].opdef.tensors if p.out or p.written}, name
+
+
+def _alias_cases():
+    """Every exact in-place alias an op declares (TensorParam.alias), from the registry."""
+    return [pytest.param(info, p.name, src, id=f"{info.name}-{p.name}={src}") for info in OP_DB
+            for p in OPS[info.name].opdef.tensors if p.out for src in p.alias]
+
+
+def _alias_sample(info, out, src):
+    return _first_sample(info, lambda s: s.tensors[src] is not None and s.tensors[out] is not None
+                         and s.tensors[src].layout == s.tensors[out].layout == "contiguous"
+                         and np.shape(s.tensors[src].values) == np.shape(s.tensors[out].values)
+                         and s.tensors[src].dtype == s.tensors[out].dtype)
+
+
+@pytest.mark.parametrize("info,out,src", _alias_cases())
+def test_allowed_in_place_alias_equals_out_of_place(info, out, src):
+    sample = _alias_sample(info, out, src)
+    reg = OPS[info.name]
+    ref = call_op(reg, sample)
+    try:
+        assert ref.status1 == 0 and ref.status2 == 0, ref.message
+
+        def alias(d):
+            d[out].tensor = d[src].tensor            # the very same view: CANN's in-place form
+        sample.mutate = alias
+        res = call_op(reg, sample)
+        try:
+            assert res.status1 == 0 and res.status2 == 0, res.message
+            assert res.outputs[src].tobytes() == ref.outputs[out].tobytes(), f"in-place {out}={src} differs"
+            for n in info.outputs:                   # the other outputs are as out of place
+                if n not in (out, src) and n in ref.outputs:
+                    assert res.outputs[n].tobytes() == ref.outputs[n].tobytes(), n
+        finally:
+            release(res)
+    finally:
+        release(ref)
+
+
+def _undeclared_alias_cases():
+    out = []
+    for info in OP_DB:
+        tensors = OPS[info.name].opdef.tensors
+        sample = _first_sample(info, lambda s: s.tensors[info.data].layout == "contiguous")
+        for p in tensors:
+            for q in tensors:
+                if (p.out and not q.out and q.name not in p.alias and sample.tensors.get(p.name) is not None
+                        and sample.tensors.get(q.name) is not None and sample.tensors[q.name].values.size):
+                    out.append(pytest.param(info, p.name, q.name, id=f"{info.name}-{p.name}={q.name}"))
+                    break
+    return out
+
+
+@pytest.mark.parametrize("info,out,src", _undeclared_alias_cases())
+def test_undeclared_alias_is_refused(info, out, src):
+    """An output placed exactly on an input it may not alias: 161002, naming it, nothing written."""
+    sample = _first_sample(info, lambda s: s.tensors[info.data].layout == "contiguous")
+
+    def alias(d):
+        t = d[out].tensor
+        t.addr, t.offset, t.storage_dims = d[src].tensor.addr, d[src].tensor.offset, d[src].tensor.storage_dims
+    sample.mutate = alias
+    res = call_op(OPS[info.name], sample)
+    try:
+        assert res.status1 == A.ACLNN_ERR_PARAM_INVALID, res.message
+        assert out in res.message
+        _check_untouched(res, res.device)
+    finally:
+        release(res)
+
+
+@pytest.mark.parametrize("info", OP_DB, ids=lambda i: i.name)
+def test_cached_plan_still_checks_addresses(info):
+    """The second call with the same descriptions reuses the plan, never the address checks."""
+    sample = _first_sample(info, lambda s: s.tensors[info.data].layout == "contiguous")
+    reg = OPS[info.name]
+    first = call_op(reg, sample, run=False)
+    release(first)
+    outs = [p.name for p in reg.opdef.tensors if p.out and sample.tensors.get(p.name) is not None]
+    ins = [p.name for p in reg.opdef.tensors if not p.out and sample.tensors.get(p.name) is not None]
+
+    def overlap(d):
+        d[outs[0]].tensor.addr = d[ins[0]].tensor.addr + 4
+        d[outs[0]].tensor.storage_dims = d[ins[0]].tensor.storage_dims
+    sample.mutate = overlap
+    res = call_op(reg, sample)
+    try:
+        assert res.status1 == A.ACLNN_ERR_PARAM_INVALID, res.message
+        _check_untouched(res, res.device)
+    finally:
+        release(res)

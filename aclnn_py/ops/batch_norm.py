@@ -23,6 +23,12 @@ dtype (the kernels' P). Workspace sizes depend only on shapes (``_bn_plan``), ne
 
 Choices where the references are silent (the op docs repeat them):
 
+- In place (exact aliases, as CANN's in-place forms): output may be input (BatchNorm, BatchNormElemt,
+  BatchNormActivation), grad_input may be grad_out (BatchNormBackward, BatchNormElemtBackward),
+  diff_src may be diff_dst (BatchNormTrainingBackward): the kernels read every element before the
+  thread that reads it writes it, and statistics are reduced before the elementwise pass. Any
+  other overlap of an output with a tensor is 161002 (save_mean passed as weight, for instance).
+
 - aclnnBatchNorm: in inference, running_mean and running_var are required (161001, as PyTorch's
   "running_mean must be defined in evaluation mode"); save_mean/save_invstd are required in training
   and ignored in inference, where they may be null or of length 0 (PyTorch returns empty ones).
@@ -72,17 +78,112 @@ import numpy as np
 
 from ..dtypes import CHANNELS_LAST_FORMATS, aclDataType, aclFormat
 from ..errors import fail
+from ..kernel_cache import BOOLS, FLOAT_CTYPES, declare, instantiate
 from ..launch import Ws
-from ..opdef import (FLOATS, INVALID, NULLPTR, PARAM, AttrParam as A, OpDef, Plan, TensorParam as T,
-                     register)
+from ..opdef import (ALL_FORMATS, FLOATS, INVALID, NULLPTR, Along, AttrParam as A, OpDef, Rank, TensorParam as T,
+                     export, register)
+from ..plan import Plan, is_dense
 from ..status import AclnnStatus
 from ..tensor import aclBoolArray, aclTensor
 from . import _bn_plan as bp
 
 F32, F16, BF16, I32 = aclDataType.ACL_FLOAT, aclDataType.ACL_FLOAT16, aclDataType.ACL_BF16, aclDataType.ACL_INT32
 U8 = aclDataType.ACL_UINT8
-FAMILY = "batch_norm"
+_FT = FLOAT_CTYPES
+FAMILY = declare(
+    "batch_norm",
+    instantiate("bn_stats_partial<{T}, {CL}>", T=_FT, CL=BOOLS), instantiate("bn_stats_finalize<{P}>", P=_FT),
+    instantiate("bn_prep<{P}>", P=_FT), instantiate("bn_apply<{T}, {CL}, {FUSED}>", T=_FT, CL=BOOLS, FUSED=BOOLS),
+    instantiate("bn_bwd_reduce_partial<{T}, {CL}, {MASKED}>", T=_FT, CL=BOOLS, MASKED=BOOLS),
+    instantiate("bn_bwd_reduce_finalize<{P}>", P=_FT), instantiate("bn_bwd_elemt<{T}, {CL}, {MODE}>", T=_FT, CL=BOOLS,
+                                                                 MODE=("0", "1", "2")),
+    instantiate("bn_prep_elemt_bwd<{P}, {Q}>", P=_FT, Q=("int", "__half", "float")),
+    instantiate("bn_gather_stats<{P}, {Q}>", P=_FT, Q=_FT))
+GROUP = "aclnn BatchNorm family (SyncBatchNorm building blocks)"
+FUSED_GROUP = "Fused batch norm + add + activation (cuDNN *Ex)"
+_FORMATS = ALL_FORMATS - {aclFormat.ACL_FORMAT_HWCN}     # the channel axis must be dim 1 or the last one
 ACT_MODES = {"identity": 0, "relu": 1, "clipped_relu": 2}
+
+
+class ChannelPlan(Plan):
+    """The per-channel vocabulary of the family: N, C (the channel axis ``plan.axis``), S (elements per
+    (n, c) pair), and the compute layout NCX or NXC (``channels_last``) the big kernels are templated on."""
+
+    channels_last = False
+
+    @property
+    def N(self) -> int:
+        return self.ref.view_dims[0]
+
+    @property
+    def C(self) -> int:
+        return self.ref.view_dims[self.axis]
+
+    @property
+    def S(self) -> int:
+        return math.prod(x for i, x in enumerate(self.ref.view_dims) if i not in (0, self.axis))
+
+    def order(self, channels_last: bool) -> list[int]:
+        others = [d for d in range(1, self.ref.rank) if d != self.axis]
+        return [0, *others, self.axis] if channels_last else [0, self.axis, *others]
+
+    def choose_layout(self, name: str | None = None) -> bool:
+        """The compute layout from tensor ``name`` (default: the reference): NXC when it is channels-last
+        in memory, else NCX; a general view is copied in whichever order keeps the channel axis where
+        it mostly is."""
+        t = self[name] if name else self.ref
+        if is_dense(t, self.order(False)):
+            self.channels_last = False
+        elif is_dense(t, self.order(True)):
+            self.channels_last = True
+        else:
+            ax = self.axis
+            self.channels_last = bool(t.numel) and t.strides[ax] == min(
+                abs(s) for d, s in zip(t.view_dims, t.strides) if d > 1)
+        return self.channels_last
+
+    def data_in(self, name: str):
+        """A pointer to data tensor ``name`` dense in the compute layout."""
+        return self.read(name, self.order(self.channels_last))
+
+    def data_out(self, name: str):
+        return self.write(name, self.order(self.channels_last))
+
+
+def _channel_axis(plan: ChannelPlan) -> int:
+    """dim 1 (NCHW, NCL, ND, ...) or the last dim (NHWC, NDHWC); it must not be empty."""
+    ref = plan.ref
+    return _nonempty_axis(plan, ref.rank - 1 if ref.format in CHANNELS_LAST_FORMATS else 1)
+
+
+def _nonempty_axis(plan: ChannelPlan, ax: int) -> int:
+    ref = plan.ref
+    if ref.view_dims[ax] == 0:
+        plan.fail(INVALID, f"{plan.op.ref_name} channel axis (dim {ax}) has size 0 (shape {tuple(ref.view_dims)})")
+    return ax
+
+
+def PARAM(plan: Plan) -> frozenset:
+    """dtype rule of per-channel tensors: FLOAT or the data dtype."""
+    return frozenset({F32, plan.ref.data_type})
+
+
+def _ch(**kw):
+    """A per-channel tensor: 1-D of length C."""
+    return Along(**kw)
+
+
+def _op(**kw) -> OpDef:
+    """The family's defaults: rank 2-8 data with a channel axis, the per-channel plan, the layout
+    chosen from the reference tensor before ``plan``."""
+    plan_fn = kw.pop("plan")
+
+    def plan(p: ChannelPlan) -> None:
+        p.choose_layout()
+        plan_fn(p)
+    kw.setdefault("group", GROUP)
+    return OpDef(plan=plan, ranks=(2, 8), formats=_FORMATS, axis=kw.pop("axis", _channel_axis),
+                 plan_type=ChannelPlan, **kw)
 
 
 def _i64(v) -> np.int64:
@@ -108,7 +209,7 @@ def _same_param_dtype(plan: Plan, names) -> aclDataType:
     return dts.pop() if dts else F32
 
 
-def _layout(plan: Plan) -> bool:
+def _layout(plan: ChannelPlan) -> bool:
     """The kernel variant: the planner's preference when S == 1 or C == 1 (same memory either way)."""
     plan.channels_last = bp.preferred_channels_last(plan.N, plan.C, plan.S, plan.channels_last)
     return plan.channels_last
@@ -132,7 +233,7 @@ def _want(plan: Plan, name: str, flag=True):
 
 
 def _out(plan: Plan, name):
-    return plan.vector_out(name) if name else None
+    return plan.write(name) if name else None
 
 
 def _need(plan: Plan, cond: bool, name: str, why: str) -> None:
@@ -274,14 +375,14 @@ def _plan_batch_norm(plan: Plan) -> None:
     cl = _layout(plan)
     x = plan.data_in("input")
     y = plan.data_out("output")
-    w, b = plan.vector_in("weight"), plan.vector_in("bias")
+    w, b = plan.read("weight"), plan.read("bias")
     if plan["training"]:
         m, s, sh = _stats(plan, T_, cl, x, P=P, eps=plan["eps"], momentum=plan["momentum"], weight=w, bias=b,
-                          save_mean=plan.vector_out("save_mean"), save_invstd=plan.vector_out("save_invstd"),
-                          running_mean=plan.vector_inout("running_mean"),
-                          running_var=plan.vector_inout("running_var"))
+                          save_mean=plan.write("save_mean"), save_invstd=plan.write("save_invstd"),
+                          running_mean=plan.update("running_mean"),
+                          running_var=plan.update("running_var"))
     else:
-        f = _prep(plan, P, plan.vector_in("running_mean"), plan.vector_in("running_var"), True, plan["eps"], w, b,
+        f = _prep(plan, P, plan.read("running_mean"), plan.read("running_var"), True, plan["eps"], w, b,
                   want=("mean", "scale", "shift"))
         m, s, sh = f["mean"], f["scale"], f["shift"]
     _apply(plan, T_, cl, x, y, m, s, sh)
@@ -292,20 +393,21 @@ def _empty_batch_norm(plan: Plan) -> None:
         _fill_stats_empty(plan, "save_mean", "save_invstd")
 
 
-BatchNorm = register(OpDef(
+BatchNorm = register(_op(
     name="BatchNorm",
+    cudnn=("cudnnBatchNormalizationForwardTraining", "cudnnNormalizationForwardTraining"),
     params=(
         T("input"),
-        T("weight", kind="channel", dtypes=PARAM, optional=True),
-        T("bias", kind="channel", dtypes=PARAM, optional=True),
-        T("running_mean", kind="channel", dtypes=PARAM, optional=True, written=True),
-        T("running_var", kind="channel", dtypes=PARAM, optional=True, written=True),
+        T("weight", shape=_ch(), dtypes=PARAM, optional=True),
+        T("bias", shape=_ch(), dtypes=PARAM, optional=True),
+        T("running_mean", shape=_ch(), dtypes=PARAM, optional=True, written=True),
+        T("running_var", shape=_ch(), dtypes=PARAM, optional=True, written=True),
         A("training", bool),
         A("momentum", float),
         A("eps", float),
-        T("output", out=True, match="input"),
-        T("save_mean", out=True, kind="free", dtypes=PARAM, optional=True, ranks=(1, 1)),
-        T("save_invstd", out=True, kind="free", dtypes=PARAM, optional=True, ranks=(1, 1)),
+        T("output", out=True, match="input", alias=("input",)),
+        T("save_mean", out=True, dtypes=PARAM, optional=True, shape=Rank(1, 1)),
+        T("save_invstd", out=True, dtypes=PARAM, optional=True, shape=Rank(1, 1)),
     ),
     check=_check_batch_norm,
     plan=_plan_batch_norm,
@@ -337,17 +439,17 @@ def _plan_batch_norm_backward(plan: Plan) -> None:
     P = plan.ctype(_same_param_dtype(plan, _BNB_PARAMS))
     mask = [bool(v) for v in plan["output_mask"]]
     dx_n, gw_n, gb_n = (_want(plan, n, f) for n, f in zip(_BNB_OUTS, mask))
-    w = plan.vector_in("weight")
+    w = plan.read("weight")
     if plan["training"]:
         _backward_training(plan, dy_name="grad_out", x_name="input", dx_name=dx_n, P=P,
-                           mean=plan.vector_in("save_mean"), invstd=plan.vector_in("save_invstd"),
+                           mean=plan.read("save_mean"), invstd=plan.read("save_invstd"),
                            stat_is_var=False, eps=plan["eps"], weight=w, grad_weight=gw_n, grad_bias=gb_n)
         return
     if not (dx_n or gw_n or gb_n):
         return
     T_ = plan.ctype("input")
     cl = _layout(plan)
-    f = _prep(plan, P, plan.vector_in("running_mean"), plan.vector_in("running_var"), True, plan["eps"], w,
+    f = _prep(plan, P, plan.read("running_mean"), plan.read("running_var"), True, plan["eps"], w,
               want=("mean", "invstd", "scale"))
     dy = plan.data_in("grad_out")
     if gw_n or gb_n:
@@ -357,22 +459,23 @@ def _plan_batch_norm_backward(plan: Plan) -> None:
         _elemt_bwd(plan, T_, cl, 0, dy, None, plan.data_out(dx_n), g_f=f["scale"])
 
 
-BatchNormBackward = register(OpDef(
+BatchNormBackward = register(_op(
     name="BatchNormBackward",
+    cudnn=("cudnnBatchNormalizationBackward", "cudnnNormalizationBackward"),
     params=(
         T("grad_out"),
         T("input", match="grad_out"),
-        T("weight", kind="channel", dtypes=PARAM, optional=True),
-        T("running_mean", kind="channel", dtypes=PARAM, optional=True),
-        T("running_var", kind="channel", dtypes=PARAM, optional=True),
-        T("save_mean", kind="free", dtypes=PARAM, optional=True, ranks=(1, 1)),
-        T("save_invstd", kind="free", dtypes=PARAM, optional=True, ranks=(1, 1)),
+        T("weight", shape=_ch(), dtypes=PARAM, optional=True),
+        T("running_mean", shape=_ch(), dtypes=PARAM, optional=True),
+        T("running_var", shape=_ch(), dtypes=PARAM, optional=True),
+        T("save_mean", dtypes=PARAM, optional=True, shape=Rank(1, 1)),
+        T("save_invstd", dtypes=PARAM, optional=True, shape=Rank(1, 1)),
         A("training", bool),
         A("eps", float),
         A("output_mask", aclBoolArray, length=3),
-        T("grad_input", out=True, match="grad_out", optional=True),
-        T("grad_weight", out=True, kind="channel", dtypes=PARAM, optional=True),
-        T("grad_bias", out=True, kind="channel", dtypes=PARAM, optional=True),
+        T("grad_input", out=True, match="grad_out", optional=True, alias=("grad_out",)),
+        T("grad_weight", out=True, shape=_ch(), dtypes=PARAM, optional=True),
+        T("grad_bias", out=True, shape=_ch(), dtypes=PARAM, optional=True),
     ),
     check=_check_batch_norm_backward,
     plan=_plan_batch_norm_backward,
@@ -389,17 +492,17 @@ BatchNormBackward = register(OpDef(
 def _plan_batch_norm_stats(plan: Plan) -> None:
     T_ = plan.ctype("input")
     cl = _layout(plan)
-    _stats(plan, T_, cl, plan.data_in("input"), P="float", eps=plan["eps"], save_mean=plan.vector_out("mean"),
-           save_invstd=plan.vector_out("invstd"), coef=False)
+    _stats(plan, T_, cl, plan.data_in("input"), P="float", eps=plan["eps"], save_mean=plan.write("mean"),
+           save_invstd=plan.write("invstd"), coef=False)
 
 
-BatchNormStats = register(OpDef(
+BatchNormStats = register(_op(
     name="BatchNormStats",
     params=(
         T("input"),
         A("eps", float),
-        T("mean", out=True, kind="channel", dtypes=frozenset({F32})),
-        T("invstd", out=True, kind="channel", dtypes=frozenset({F32})),
+        T("mean", out=True, shape=_ch(), dtypes=frozenset({F32})),
+        T("invstd", out=True, shape=_ch(), dtypes=frozenset({F32})),
     ),
     plan=_plan_batch_norm_stats,
     plan_empty=lambda plan: _fill_stats_empty(plan, "mean", "invstd"),
@@ -430,26 +533,26 @@ def _plan_gather(plan: Plan) -> None:
     P = plan.ctype(_same_param_dtype(plan, _GS_PARAMS))
     Q = plan.ctype("counts")
     world = plan["mean"].view_dims[0]
-    args = (plan.vector_in("mean"), plan.vector_in("invstd"), plan.vector_in("counts"), _i64(world), _i64(plan.C),
-            _f32(plan["eps"]), _f32(plan["momentum"]), plan.vector_inout("running_mean"),
-            plan.vector_inout("running_var"), plan.vector_out("mean_all"), plan.vector_out("invstd_all"))
+    args = (plan.read("mean"), plan.read("invstd"), plan.read("counts"), _i64(world), _i64(plan.C),
+            _f32(plan["eps"]), _f32(plan["momentum"]), plan.update("running_mean"),
+            plan.update("running_var"), plan.write("mean_all"), plan.write("invstd_all"))
     grid, block = bp.plan_per_channel(plan.C)
     plan.launch(FAMILY, f"bn_gather_stats<{P}, {Q}>", grid, block, args)
 
 
-BatchNormGatherStatsWithCounts = register(OpDef(
+BatchNormGatherStatsWithCounts = register(_op(
     name="BatchNormGatherStatsWithCounts",
     params=(
         T("input"),
-        T("mean", kind="free", dtypes=PARAM, ranks=(2, 2)),
-        T("invstd", kind="free", dtypes=PARAM, ranks=(2, 2)),
-        T("running_mean", kind="channel", dtypes=PARAM, optional=True, written=True),
-        T("running_var", kind="channel", dtypes=PARAM, optional=True, written=True),
+        T("mean", dtypes=PARAM, shape=Rank(2, 2)),
+        T("invstd", dtypes=PARAM, shape=Rank(2, 2)),
+        T("running_mean", shape=_ch(), dtypes=PARAM, optional=True, written=True),
+        T("running_var", shape=_ch(), dtypes=PARAM, optional=True, written=True),
         A("momentum", float),
         A("eps", float),
-        T("counts", kind="free", dtypes=FLOATS, ranks=(1, 1)),
-        T("mean_all", out=True, kind="channel", dtypes=PARAM),
-        T("invstd_all", out=True, kind="channel", dtypes=PARAM),
+        T("counts", dtypes=FLOATS, shape=Rank(1, 1)),
+        T("mean_all", out=True, shape=_ch(), dtypes=PARAM),
+        T("invstd_all", out=True, shape=_ch(), dtypes=PARAM),
     ),
     check=_check_gather,
     plan=_plan_gather,
@@ -464,28 +567,36 @@ BatchNormGatherStatsWithCounts = register(OpDef(
 
 # aclnnBatchNormElemt ---------------------------------------------------------------------------
 
+_EL_PARAMS = ("weight", "bias", "mean", "invstd")
+
+
 def _plan_elemt(plan: Plan) -> None:
     T_ = plan.ctype("input")
+    P = plan.ctype(_same_param_dtype(plan, _EL_PARAMS))
     cl = _layout(plan)
-    f = _prep(plan, T_, plan.vector_in("mean"), plan.vector_in("invstd"), False, plan["eps"],
-              plan.vector_in("weight"), plan.vector_in("bias"), want=("mean", "scale", "shift"))
+    f = _prep(plan, P, plan.read("mean"), plan.read("invstd"), False, plan["eps"],
+              plan.read("weight"), plan.read("bias"), want=("mean", "scale", "shift"))
     _apply(plan, T_, cl, plan.data_in("input"), plan.data_out("output"), f["mean"], f["scale"], f["shift"])
 
 
-BatchNormElemt = register(OpDef(
+BatchNormElemt = register(_op(
     name="BatchNormElemt",
     params=(
         T("input"),
-        T("weight", kind="channel", match="input", optional=True),
-        T("bias", kind="channel", match="input", optional=True),
-        T("mean", kind="channel", match="input"),
-        T("invstd", kind="channel", match="input"),
+        T("weight", shape=_ch(), dtypes=PARAM, optional=True),
+        T("bias", shape=_ch(), dtypes=PARAM, optional=True),
+        T("mean", shape=_ch(), dtypes=PARAM),
+        T("invstd", shape=_ch(), dtypes=PARAM),
         A("eps", float),
-        T("output", out=True, match="input"),
+        T("output", out=True, match="input", alias=("input",)),
     ),
+    check=lambda plan: _same_param_dtype(plan, _EL_PARAMS),
     plan=_plan_elemt,
-    doc="output = (input − mean)·invstd·weight + bias (eps unused: invstd is given). Every tensor has input's "
-        "dtype (FLOAT/FLOAT16/BF16); weight, bias optional (1, 0). Empty input: nothing launched. Deterministic.",
+    doc="output = (input − mean)·invstd·weight + bias (eps unused: invstd is given). Data FLOAT/FLOAT16/BF16; "
+        "weight, bias, mean, invstd share one dtype, the data dtype (CANN) or FLOAT (an aclnn-py extension, as "
+        "PyTorch's SyncBatchNorm kernels: FLOAT statistics from BatchNormStats/GatherStatsWithCounts compose "
+        "with f16/bf16 data without a cast); weight, bias optional (1, 0). Empty input: nothing launched. "
+        "Deterministic.",
 ), globals())
 
 
@@ -514,26 +625,26 @@ def _plan_reduce_backward(plan: Plan) -> None:
     P = plan.ctype(_same_param_dtype(plan, _RB_PARAMS))
     T_ = plan.ctype("input")
     cl = _layout(plan)
-    f = _prep(plan, P, plan.vector_in("mean"), plan.vector_in("invstd"), False, 0.0, want=("mean", "invstd"))
+    f = _prep(plan, P, plan.read("mean"), plan.read("invstd"), False, 0.0, want=("mean", "invstd"))
     dy, x = plan.data_in("grad_out"), plan.data_in("input")
     _reduce(plan, T_, cl, P, dy, x, f["mean"], f["invstd"], None, None, *(_out(plan, n) for n in outs))
 
 
-BatchNormReduceBackward = register(OpDef(
+BatchNormReduceBackward = register(_op(
     name="BatchNormReduceBackward",
     params=(
         T("grad_out"),
         T("input", match="grad_out"),
-        T("mean", kind="channel", dtypes=PARAM),
-        T("invstd", kind="channel", dtypes=PARAM),
-        T("weight", kind="channel", dtypes=PARAM, optional=True),
+        T("mean", shape=_ch(), dtypes=PARAM),
+        T("invstd", shape=_ch(), dtypes=PARAM),
+        T("weight", shape=_ch(), dtypes=PARAM, optional=True),
         A("input_g", bool),
         A("weight_g", bool),
         A("bias_g", bool),
-        T("sum_dy", out=True, kind="channel", dtypes=PARAM, optional=True),
-        T("sum_dy_xmu", out=True, kind="channel", dtypes=PARAM, optional=True),
-        T("grad_weight", out=True, kind="channel", dtypes=PARAM, optional=True),
-        T("grad_bias", out=True, kind="channel", dtypes=PARAM, optional=True),
+        T("sum_dy", out=True, shape=_ch(), dtypes=PARAM, optional=True),
+        T("sum_dy_xmu", out=True, shape=_ch(), dtypes=PARAM, optional=True),
+        T("grad_weight", out=True, shape=_ch(), dtypes=PARAM, optional=True),
+        T("grad_bias", out=True, shape=_ch(), dtypes=PARAM, optional=True),
     ),
     check=_check_reduce_backward,
     plan=_plan_reduce_backward,
@@ -560,8 +671,8 @@ def _plan_elemt_backward(plan: Plan) -> None:
     P = plan.ctype(_same_param_dtype(plan, _EB_PARAMS))
     Q = {I32: "int", F16: "__half", F32: "float"}[plan.dtype("counter")]
     mean_f, a_f, k_f, g_f = _f32_arrays(plan, 4)
-    counter = plan.vector_in("counter")
-    params = [plan.vector_in(n) for n in _EB_PARAMS]
+    counter = plan.read("counter")
+    params = [plan.read(n) for n in _EB_PARAMS]
     grid, block = bp.plan_per_channel(C)
     plan.launch(FAMILY, f"bn_prep_elemt_bwd<{P}, {Q}>", grid, block,
                 (*params, counter, _i64(plan["counter"].numel), _i64(C), mean_f, a_f, k_f, g_f))
@@ -570,18 +681,18 @@ def _plan_elemt_backward(plan: Plan) -> None:
     _elemt_bwd(plan, T_, cl, 1, dy, x, dx, mean_f, a_f, k_f, g_f)
 
 
-BatchNormElemtBackward = register(OpDef(
+BatchNormElemtBackward = register(_op(
     name="BatchNormElemtBackward",
     params=(
         T("grad_out", match="input"),
         T("input"),
-        T("mean", kind="channel", dtypes=PARAM),
-        T("invstd", kind="channel", dtypes=PARAM),
-        T("weight", kind="channel", dtypes=PARAM, optional=True),
-        T("sum_dy", kind="channel", dtypes=PARAM),
-        T("sum_dy_xmu", kind="channel", dtypes=PARAM),
-        T("counter", kind="free", dtypes=frozenset({I32, F16, F32}), ranks=(1, 8)),
-        T("grad_input", out=True, match="input"),
+        T("mean", shape=_ch(), dtypes=PARAM),
+        T("invstd", shape=_ch(), dtypes=PARAM),
+        T("weight", shape=_ch(), dtypes=PARAM, optional=True),
+        T("sum_dy", shape=_ch(), dtypes=PARAM),
+        T("sum_dy_xmu", shape=_ch(), dtypes=PARAM),
+        T("counter", dtypes=frozenset({I32, F16, F32}), shape=Rank(1, 8)),
+        T("grad_input", out=True, match="input", alias=("grad_out",)),
     ),
     check=_check_elemt_backward,
     plan=_plan_elemt_backward,
@@ -602,8 +713,8 @@ def _data_format(plan: Plan) -> str:
     return "NXC" if v is None else v
 
 
-def _tb_axis(plan: Plan) -> int:
-    return 1 if _data_format(plan) == "NCX" else plan.ref.rank - 1
+def _tb_axis(plan: ChannelPlan) -> int:
+    return _nonempty_axis(plan, 1 if _data_format(plan) == "NCX" else plan.ref.rank - 1)
 
 
 def _tb_grads(plan: Plan) -> bool:
@@ -631,29 +742,30 @@ def _plan_training_backward(plan: Plan) -> None:
     names = [n for n in _TB_PARAMS if n != "gamma" or grads]
     P = plan.ctype(_same_param_dtype(plan, names))
     _backward_training(plan, dy_name="diff_dst", x_name="src", dx_name="diff_src", P=P,
-                       mean=plan.vector_in("mean"), invstd=plan.vector_in("variance"), stat_is_var=True,
-                       eps=plan["epsilon"], weight=plan.vector_in("gamma") if grads else None,
+                       mean=plan.read("mean"), invstd=plan.read("variance"), stat_is_var=True,
+                       eps=plan["epsilon"], weight=plan.read("gamma") if grads else None,
                        grad_weight="diff_gamma" if grads else None, grad_bias="diff_beta" if grads else None)
 
 
 _STATS_T2 = frozenset({F32, BF16})
 
-BatchNormTrainingBackward = register(OpDef(
+BatchNormTrainingBackward = register(_op(
     name="BatchNormTrainingBackward",
+    group="oneDNN graph BatchNormTrainingBackward",
     params=(
         T("src"),
         T("diff_dst", match="src"),
-        T("mean", kind="channel", dtypes=_STATS_T2),
-        T("variance", kind="channel", dtypes=_STATS_T2),
-        T("gamma", kind="channel", dtypes=_STATS_T2, optional=True),
+        T("mean", shape=_ch(), dtypes=_STATS_T2),
+        T("variance", shape=_ch(), dtypes=_STATS_T2),
+        T("gamma", shape=_ch(), dtypes=_STATS_T2, optional=True),
         A("epsilon", float),
         A("data_format", str, optional=True, choices=("NCX", "NXC")),
-        T("diff_src", out=True, match="src"),
-        T("diff_gamma", out=True, kind="channel", dtypes=_STATS_T2, optional=True),
-        T("diff_beta", out=True, kind="channel", dtypes=_STATS_T2, optional=True),
+        T("diff_src", out=True, match="src", alias=("diff_dst",)),
+        T("diff_gamma", out=True, shape=_ch(), dtypes=_STATS_T2, optional=True),
+        T("diff_beta", out=True, shape=_ch(), dtypes=_STATS_T2, optional=True),
     ),
     check=_check_training_backward,
-    channel_axis=_tb_axis,
+    axis=_tb_axis,
     plan=_plan_training_backward,
     plan_empty=lambda plan: _fill_zero(plan, "diff_gamma", "diff_beta"),
     doc="oneDNN graph BatchNormTrainingBackward: takes the variance, invstd = 1/sqrt(variance + epsilon), "
@@ -728,33 +840,35 @@ def _plan_bn_activation(plan: Plan) -> None:
     x = plan.data_in("input")
     z = plan.data_in("z")
     y = plan.data_out("output")
-    mask = plan.vector_out("reserve") if act else None
+    mask = plan.write("reserve") if act else None
     m, s, sh = _stats(plan, T_, cl, x, P=P, eps=plan["eps"], momentum=plan["momentum"],
-                      weight=plan.vector_in("weight"), bias=plan.vector_in("bias"),
-                      save_mean=plan.vector_out("save_mean"), save_invstd=plan.vector_out("save_invstd"),
-                      running_mean=plan.vector_inout("running_mean"),
-                      running_var=plan.vector_inout("running_var"))
+                      weight=plan.read("weight"), bias=plan.read("bias"),
+                      save_mean=plan.write("save_mean"), save_invstd=plan.write("save_invstd"),
+                      running_mean=plan.update("running_mean"),
+                      running_var=plan.update("running_var"))
     _apply(plan, T_, cl, x, y, m, s, sh, z=z, mask=mask, act=act, ceiling=plan["ceiling"] or 0.0)
 
 
 _ACT_ATTRS = (A("activation_mode", str, optional=True, choices=tuple(ACT_MODES)), A("ceiling", float, optional=True))
 
-BatchNormActivation = register(OpDef(
+BatchNormActivation = register(_op(
     name="BatchNormActivation",
+    group=FUSED_GROUP,
+    cudnn=("cudnnBatchNormalizationForwardTrainingEx",),
     params=(
         T("input"),
         T("z", match="input", optional=True),
-        T("weight", kind="channel", dtypes=PARAM, optional=True),
-        T("bias", kind="channel", dtypes=PARAM, optional=True),
-        T("running_mean", kind="channel", dtypes=PARAM, optional=True, written=True),
-        T("running_var", kind="channel", dtypes=PARAM, optional=True, written=True),
+        T("weight", shape=_ch(), dtypes=PARAM, optional=True),
+        T("bias", shape=_ch(), dtypes=PARAM, optional=True),
+        T("running_mean", shape=_ch(), dtypes=PARAM, optional=True, written=True),
+        T("running_var", shape=_ch(), dtypes=PARAM, optional=True, written=True),
         A("momentum", float),
         A("eps", float),
         *_ACT_ATTRS,
-        T("output", out=True, match="input"),
-        T("save_mean", out=True, kind="channel", dtypes=PARAM, optional=True),
-        T("save_invstd", out=True, kind="channel", dtypes=PARAM, optional=True),
-        T("reserve", out=True, kind="free", dtypes=_RESERVE_DTYPES, optional=True, ranks=(1, 8)),
+        T("output", out=True, match="input", alias=("input",)),
+        T("save_mean", out=True, shape=_ch(), dtypes=PARAM, optional=True),
+        T("save_invstd", out=True, shape=_ch(), dtypes=PARAM, optional=True),
+        T("reserve", out=True, dtypes=_RESERVE_DTYPES, optional=True, shape=Rank(1, 8)),
     ),
     check=_check_bn_activation,
     plan=_plan_bn_activation,
@@ -780,28 +894,30 @@ def _plan_bn_activation_backward(plan: Plan) -> None:
     cl = _layout_of(plan, "input")
     _check_reserve_size(plan, cl)
     _backward_training(plan, dy_name="grad_out", x_name="input", dx_name="grad_input", P=P,
-                       mean=plan.vector_in("save_mean"), invstd=plan.vector_in("save_invstd"), stat_is_var=False,
-                       eps=plan["eps"], weight=plan.vector_in("weight"), grad_weight=_want(plan, "grad_weight"),
-                       grad_bias=_want(plan, "grad_bias"), mask=plan.vector_in("reserve") if act else None,
+                       mean=plan.read("save_mean"), invstd=plan.read("save_invstd"), stat_is_var=False,
+                       eps=plan["eps"], weight=plan.read("weight"), grad_weight=_want(plan, "grad_weight"),
+                       grad_bias=_want(plan, "grad_bias"), mask=plan.read("reserve") if act else None,
                        dz_name=_want(plan, "grad_z"), cl=cl)
 
 
-BatchNormActivationBackward = register(OpDef(
+BatchNormActivationBackward = register(_op(
     name="BatchNormActivationBackward",
+    group=FUSED_GROUP,
+    cudnn=("cudnnBatchNormalizationBackwardEx",),
     params=(
         T("grad_out"),
         T("input", match="grad_out"),
-        T("weight", kind="channel", dtypes=PARAM, optional=True),
-        T("bias", kind="channel", dtypes=PARAM, optional=True),
-        T("save_mean", kind="channel", dtypes=PARAM),
-        T("save_invstd", kind="channel", dtypes=PARAM),
-        T("reserve", kind="free", dtypes=_RESERVE_DTYPES, optional=True, ranks=(1, 8)),
+        T("weight", shape=_ch(), dtypes=PARAM, optional=True),
+        T("bias", shape=_ch(), dtypes=PARAM, optional=True),
+        T("save_mean", shape=_ch(), dtypes=PARAM),
+        T("save_invstd", shape=_ch(), dtypes=PARAM),
+        T("reserve", dtypes=_RESERVE_DTYPES, optional=True, shape=Rank(1, 8)),
         *_ACT_ATTRS,
         A("eps", float),
         T("grad_input", out=True, match="grad_out"),
         T("grad_z", out=True, match="grad_out", optional=True),
-        T("grad_weight", out=True, kind="channel", dtypes=PARAM, optional=True),
-        T("grad_bias", out=True, kind="channel", dtypes=PARAM, optional=True),
+        T("grad_weight", out=True, shape=_ch(), dtypes=PARAM, optional=True),
+        T("grad_bias", out=True, shape=_ch(), dtypes=PARAM, optional=True),
     ),
     check=_check_bn_activation_backward,
     plan=_plan_bn_activation_backward,
@@ -814,6 +930,7 @@ BatchNormActivationBackward = register(OpDef(
 ), globals())
 
 
+@export
 def aclnnBatchNormActivationGetReserveSpaceSize(input, activation_mode="identity"):
     """Bytes of ``reserve`` that aclnnBatchNormActivation(Backward) need for ``input`` -> (size, ret).
 
@@ -833,7 +950,7 @@ def aclnnBatchNormActivationGetReserveSpaceSize(input, activation_mode="identity
                                 f"{aclDataType(input.data_type).name}")
     if not 2 <= input.rank <= 8:
         return 0, fail(INVALID, f"{api}: input rank must be in [2, 8], got {input.rank}")
-    plan = Plan(BatchNormActivation.opdef, api, {"input": input}, [])
+    plan = ChannelPlan(BatchNormActivation.opdef, api, {"input": input}, [])
     plan.ref = input
     plan.axis = input.rank - 1 if input.format in CHANNELS_LAST_FORMATS else 1
     if plan.C == 0:
@@ -846,23 +963,10 @@ def aclnnBatchNormActivationGetReserveSpaceSize(input, activation_mode="identity
 
 def _reserve_channels_last(input) -> bool:
     """Whether the reserve mask for ``input`` is in NXC order (tests decode masks with it)."""
-    plan = Plan(BatchNormActivation.opdef, "", {"input": input}, [])
+    plan = ChannelPlan(BatchNormActivation.opdef, "", {"input": input}, [])
     plan.ref = input
     plan.axis = input.rank - 1 if input.format in CHANNELS_LAST_FORMATS else 1
     plan.choose_layout()
     return _layout(plan)
 
 
-__all__ = [
-    "aclnnBatchNormGetWorkspaceSize", "aclnnBatchNorm",
-    "aclnnBatchNormBackwardGetWorkspaceSize", "aclnnBatchNormBackward",
-    "aclnnBatchNormStatsGetWorkspaceSize", "aclnnBatchNormStats",
-    "aclnnBatchNormGatherStatsWithCountsGetWorkspaceSize", "aclnnBatchNormGatherStatsWithCounts",
-    "aclnnBatchNormElemtGetWorkspaceSize", "aclnnBatchNormElemt",
-    "aclnnBatchNormReduceBackwardGetWorkspaceSize", "aclnnBatchNormReduceBackward",
-    "aclnnBatchNormElemtBackwardGetWorkspaceSize", "aclnnBatchNormElemtBackward",
-    "aclnnBatchNormTrainingBackwardGetWorkspaceSize", "aclnnBatchNormTrainingBackward",
-    "aclnnBatchNormActivationGetWorkspaceSize", "aclnnBatchNormActivation",
-    "aclnnBatchNormActivationBackwardGetWorkspaceSize", "aclnnBatchNormActivationBackward",
-    "aclnnBatchNormActivationGetReserveSpaceSize",
-]
