@@ -39,6 +39,7 @@ class OpInfo:
     torch_reference: Callable[[Sample], dict[str, np.ndarray]] | None = None  # PyTorch's values, float64
     data_dtype_of: Callable[[Sample], int] | None = None       # default: the data tensor's dtype
     deterministic: bool = True
+    zero_workspace: Callable[[Sample], bool] | None = None     # samples that must need no workspace (no copies)
     data: str = "input"                                        # the tensor whose layout/emptiness a sample varies
 
     def data_dtype(self, s: Sample) -> int:
