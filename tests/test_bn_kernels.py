@@ -14,6 +14,7 @@ the op framework issues (see the header comment of batch_norm.cu).
 from __future__ import annotations
 
 import math
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -301,7 +302,8 @@ def unpack_mask(mk, N, C, S, cl):
 
 
 def rng_for(*key):
-    return np.random.default_rng(abs(hash(tuple(str(k) for k in key))) % (2 ** 32))
+    """A generator seeded by the key's text: the same in every process (hash() of a str is not)."""
+    return np.random.default_rng(zlib.crc32(repr(tuple(str(k) for k in key)).encode()))
 
 
 # (N, C, S): odd S, C=37 (NXC over several 32-channel words), C=1, S=1, N=1, vector-friendly

@@ -14,6 +14,7 @@ Device ids count CUDA GPUs when CuPy sees one, else device 0 is the host emulato
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Protocol, Sequence
 
 from ..errors import DeviceError  # noqa: F401  (re-exported: the backends raise it)
@@ -50,6 +51,7 @@ class Backend(Protocol):
 
 
 _backend: Backend | None = None
+_lock = threading.Lock()
 
 
 def _cuda_available() -> bool:
@@ -63,7 +65,11 @@ def _cuda_available() -> bool:
 def get_backend() -> Backend:
     """The process's backend, chosen once: ``ACLNN_PY_DEVICE`` if set, else CUDA when a GPU is visible."""
     global _backend
-    if _backend is None:
+    if _backend is not None:
+        return _backend
+    with _lock:                # two threads' first calls must not build two backends
+        if _backend is not None:
+            return _backend
         choice = os.environ.get("ACLNN_PY_DEVICE", "").strip().lower()
         if choice not in ("", "host", "cuda"):
             raise ValueError(f"ACLNN_PY_DEVICE must be 'host' or 'cuda', got {choice!r}")
