@@ -7,8 +7,8 @@ from ._paths import _find
 
 
 def main() -> int:
-    path = _find("benchmarks") / "bench_batch_norm.py"
-    spec = importlib.util.spec_from_file_location("aclnn_py_bench_batch_norm", path)
+    path = _find("benchmarks") / "bench_ops.py"
+    spec = importlib.util.spec_from_file_location("aclnn_py_bench_ops", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.main()

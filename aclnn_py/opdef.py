@@ -16,7 +16,8 @@ rule violation only by ``plan.fail`` (:class:`OpCheckError`); any other exceptio
 run with ``ACLNN_PY_STRICT=1`` so it propagates, and otherwise it becomes 561003 with its text.
 
 Phase 1 caches plans by argument description (shapes, strides, dtypes, formats, attributes — not
-addresses) in a bounded LRU; a cached call still validates every address. Phase 2 is
+addresses) in a bounded LRU; a cached call still validates every address, unless they are the very
+addresses the plan last accepted and nothing was allocated or freed since (registry generation). Phase 2 is
 :func:`aclnn_py.executor.run_executor` for every op.
 
 ``REGISTRY`` (``OPS``) is the one list of ops: the top-level exports, ``aclnn-py support``, the
@@ -29,7 +30,6 @@ import math
 import operator
 import os
 import threading
-from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import attrs
@@ -385,19 +385,12 @@ def _self_overlapping(t: aclTensor) -> bool:
     return False
 
 
-@attrs.frozen
-class _Span:
-    """What a tensor's per-call memory check needs that does not depend on its address."""
-    name: str
-    slot: int
-    lo: int               # byte offset of its lowest element from addr
-    nbytes: int           # bytes spanned
-    written: bool
-    alias: tuple          # inputs this output may be exactly
-
+# A span is what a tensor's per-call memory check needs that does not depend on its address (cached
+# with the plan): (name, slot, byte offset of its lowest element from addr, bytes spanned, written?,
+# the inputs it may be exactly). A plain tuple: phase 1 of a cached plan is mostly this loop.
 
 def _static_spans(plan: Plan) -> tuple:
-    """Per tensor: views inside their storage_dims, outputs not self-overlapping. Cached with the plan."""
+    """Per tensor: views inside their storage_dims, outputs not self-overlapping."""
     spans = []
     for i, p in enumerate(plan.op.tensors):
         t = plan[p.name]
@@ -413,7 +406,7 @@ def _static_spans(plan: Plan) -> tuple:
             plan.fail(INVALID, f"{p.name} is written but its view overlaps itself (shape {_shape(t)}, strides "
                                f"{t.strides}): two elements would share memory")
         isz = t.itemsize
-        spans.append(_Span(p.name, i, lo * isz, (hi - lo + 1) * isz, written, p.alias))
+        spans.append((p.name, i, lo * isz, (hi - lo + 1) * isz, written, p.alias))
     return tuple(spans)
 
 
@@ -422,57 +415,71 @@ def _same_view(a: aclTensor, b: aclTensor) -> bool:
                                                                        b.data_type)
 
 
+def _overlap_error(a, ta, b, tb) -> str | None:
+    """Two tensors whose byte ranges intersect: fine if neither is written, or if the written one
+    may be exactly the other (a declared alias) and is."""
+    if not (a[4] or b[4]):
+        return None
+    if b[4] and not a[4]:
+        a, ta, b, tb = b, tb, a, ta
+    if not b[4] and b[0] in a[5] and _same_view(ta, tb):
+        return None
+    allowed = f" (it may only be exactly {', '.join(a[5])})" if a[5] else ""
+    return f"{a[0]} overlaps {b[0]} in memory; outputs must not overlap other tensors{allowed}"
+
+
 def _address_error(tensors: Sequence, spans: tuple) -> str | None:
     """The per-call part of phase 1, for fresh and cached plans alike: every view lies inside one known
     allocation (outputs in writable memory), and a written tensor overlaps no other tensor, except as
     an exact alias its parameter allows. Returns the message of the first failure, or None."""
+    find = registry.find
     placed = []
     for sp in spans:
-        t = tensors[sp.slot]
+        t = tensors[sp[1]]
         addr = t.addr
-        if not isinstance(addr, int) or isinstance(addr, bool):
-            return f"{sp.name} has a null or invalid data address ({addr!r})"
-        start = addr + sp.lo
-        alloc = registry.find(start, sp.nbytes)
+        if type(addr) is not int and (not isinstance(addr, int) or isinstance(addr, bool)):
+            return f"{sp[0]} has a null or invalid data address ({addr!r})"
+        start = addr + sp[2]
+        alloc = find(start, sp[3])
         if alloc is None:
-            return (f"{sp.name} view [0x{start:x}, +{sp.nbytes} bytes) is not inside one allocation known to the "
+            return (f"{sp[0]} view [0x{start:x}, +{sp[3]} bytes) is not inside one allocation known to the "
                     f"runtime (acl.rt.malloc or from_array)")
-        if sp.written and not getattr(alloc, "writable", True):
-            return f"{sp.name} is written but its memory [0x{start:x}, +{sp.nbytes} bytes) is read-only"
-        placed.append((sp, start, start + sp.nbytes, t))
-    for w, ws, we, wt in placed:
-        if not w.written:
+        if sp[4] and not getattr(alloc, "writable", True):
+            return f"{sp[0]} is written but its memory [0x{start:x}, +{sp[3]} bytes) is read-only"
+        placed.append((start, start + sp[3], sp, t))
+    for i, (ws, we, sp, t) in enumerate(placed):     # each written tensor against every other one
+        if not sp[4]:
             continue
-        for o, s, e, t in placed:
-            if o is w or e <= ws or we <= s:
-                continue
-            if o.written or o.name not in w.alias or not _same_view(t, wt):
-                allowed = f" (it may only be exactly {', '.join(w.alias)})" if w.alias else ""
-                return f"{w.name} overlaps {o.name} in memory; outputs must not overlap other tensors{allowed}"
+        for j, (os_, oe, sp2, t2) in enumerate(placed):
+            if j != i and os_ < we and ws < oe:
+                err = _overlap_error(sp, t, sp2, t2)
+                if err is not None:
+                    return err
     return None
 
 
 class _LRU:
-    """A small thread-safe LRU of plans."""
+    """A bounded LRU of plans. A hit is two dict operations and no lock (a dict keeps insertion order:
+    re-inserting moves the key to the end); a racing thread at worst misses and re-plans. Inserts and
+    evictions take the lock."""
 
     def __init__(self, size: int):
-        self._d: OrderedDict = OrderedDict()
+        self._d: dict = {}
         self._size = size
         self._lock = threading.Lock()
 
     def get(self, key):
-        with self._lock:
-            hit = self._d.get(key)
-            if hit is not None:
-                self._d.move_to_end(key)
-            return hit
+        hit = self._d.pop(key, None)
+        if hit is not None:
+            self._d[key] = hit
+        return hit
 
     def put(self, key, value) -> None:
         with self._lock:
+            self._d.pop(key, None)
             self._d[key] = value
-            self._d.move_to_end(key)
             while len(self._d) > self._size:
-                self._d.popitem(last=False)
+                self._d.pop(next(iter(self._d)), None)
 
     def __len__(self):
         return len(self._d)
@@ -516,7 +523,7 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
     n_inputs = sum(1 for p in tparams if not p.out)
     t_pos = tuple(names.index(n) for n in tnames)
     a_pos = tuple(i for i, p in enumerate(opdef.params) if isinstance(p, AttrParam))
-    cache = _LRU(PLAN_CACHE_SIZE)     # argument description -> (launches, workspace size, spans)
+    cache = _LRU(PLAN_CACHE_SIZE)     # argument description -> [launches, workspace size, spans, last accepted]
 
     def fail(status, message):
         record_error(message)
@@ -529,9 +536,12 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
                 hit = cache.get(key) if key is not None else None
                 if hit is not None:
                     tensors = [args[i] for i in t_pos]
-                    err = _address_error(tensors, hit[2])
-                    if err is not None:
-                        return fail(INVALID, f"{api2}: {err}")
+                    seen = (registry.generation, tuple(None if t is None else t.addr for t in tensors))
+                    if hit[3] != seen:       # the same buffers as the last accepted call, no alloc/free since
+                        err = _address_error(tensors, hit[2])
+                        if err is not None:
+                            return fail(INVALID, f"{api2}: {err}")
+                        hit[3] = seen
                     return hit[1], aclOpExecutor(api2, tensors, n_inputs, hit[0], hit[1]), OK
             if len(args) > len(names):
                 return fail(INVALID, f"{api1}: takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
@@ -556,8 +566,8 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
             else:
                 opdef.plan(plan)
             launches, ws_size = plan.finish(), plan.ws_size
-            if key is not None:
-                cache.put(key, (launches, ws_size, spans))
+            if key is not None:       # [launches, workspace size, spans, (registry generation, addresses) last accepted]
+                cache.put(key, [launches, ws_size, spans, None])
             return ws_size, aclOpExecutor(api2, tensors, n_inputs, launches, ws_size), OK
         except OpCheckError as e:
             return fail(e.status, e.message)

@@ -87,20 +87,21 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path):
 
 
 def test_benchmark_paths_run_on_tiny_shapes():
-    """The benchmark's own code (argument builders, event timing) runs for every op and layout."""
+    """The benchmark's own code (cases from the op database, event timing) runs for every registered op."""
     import importlib.util
     import aclnn_py as A
-    from aclnn_py import acl
-    from aclnn_py.opdef import OPS
-    spec = importlib.util.spec_from_file_location("bench_bn", ROOT / "benchmarks" / "bench_batch_norm.py")
+    from aclnn_py.opdef import REGISTRY
+    spec = importlib.util.spec_from_file_location("bench_ops", ROOT / "benchmarks" / "bench_ops.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    stream, _ = acl.rt.create_stream()
-    for name, reg in OPS.items():
-        if reg.module != "batch_norm":
-            continue
-        for dt in (A.ACL_FLOAT, A.ACL_BF16):
-            for cl in (False, True):
-                us = bench.time_op(reg, (2, 3, 3, 4) if cl else (2, 4, 3, 3), dt, cl, stream, reps=2)
-                assert np.isfinite(us), name
-    acl.rt.destroy_stream(stream)
+    cases = bench.bench_cases()
+    assert sorted(reg.opdef.name for reg, _ in cases) == sorted(REGISTRY)
+    for reg, info in cases:
+        call = bench.Call(reg, bench.tiny_sample(info))
+        try:
+            bench.time_call(call, None, reps=2)       # raises if a phase fails
+        finally:
+            call.close()
+    rows = bench.device_kernels(shapes=[(2, 4, 3, 5)], dtypes=(A.ACL_FLOAT, A.ACL_BF16), reps=2)
+    assert len(rows) == 4 * sum(1 for _, info in cases if info.bench is not None)
+    assert all(np.isfinite(r[4]) and np.isfinite(r[5]) for r in rows), rows

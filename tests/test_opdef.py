@@ -209,3 +209,18 @@ def test_phase1_from_many_threads(toy):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_cached_plan_revalidates_after_a_free(toy):
+    """The cached fast path skips the address checks only while the same buffers stay allocated."""
+    reg = toy(name="ToyFree", params=(TensorParam("x"), TensorParam("y", out=True)))
+    x, y = _t((5, 3)), _t((5, 3))
+    try:
+        for _ in range(3):
+            assert reg.get_workspace_size(x.tensor, y.tensor)[2] == 0
+        assert acl.rt.free(y.base) == 0                    # same descriptions, same addresses: now dangling
+        assert reg.get_workspace_size(x.tensor, y.tensor)[2] == INVALID
+        assert "not inside one allocation" in acl.get_recent_err_msg()
+    finally:
+        free_device_tensor(x)
+        A.aclDestroyTensor(y.tensor)

@@ -24,10 +24,12 @@ class Registry:
         self._by_base: dict[int, Allocation] = {}
         self._refs: dict[int, int] = {}   # external registrations are reference-counted
         self._found: dict[tuple[int, int], Allocation | None] = {}  # lookups since the last change
+        self.generation = 0     # bumped by every add/remove: a plan's address checks stay valid while it holds
 
     def add(self, alloc: Allocation) -> None:
         with self._lock:
             self._found.clear()
+            self.generation += 1
             old = self._by_base.get(alloc.base)
             if old is not None:
                 if alloc.kind == "external" and old.kind == "external":
@@ -43,6 +45,7 @@ class Registry:
     def remove(self, base: int, kind: str | None = None) -> Allocation | None:
         with self._lock:
             self._found.clear()
+            self.generation += 1
             alloc = self._by_base.get(base)
             if alloc is None or (kind is not None and alloc.kind != kind):
                 return None

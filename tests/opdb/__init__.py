@@ -40,6 +40,8 @@ class OpInfo:
     data_dtype_of: Callable[[Sample], int] | None = None       # default: the data tensor's dtype
     deterministic: bool = True
     zero_workspace: Callable[[Sample], bool] | None = None     # samples that must need no workspace (no copies)
+    bench: Callable[..., Sample] | None = None                 # (rng, nchw_shape, dtype, channels_last): a call of any size
+    torch_gpu: Callable[[Sample, str], Callable] | None = None  # (sample, device): PyTorch's op on tensors of its shape
     data: str = "input"                                        # the tensor whose layout/emptiness a sample varies
 
     def data_dtype(self, s: Sample) -> int:

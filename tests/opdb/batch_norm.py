@@ -920,6 +920,46 @@ def errors_bab(rng):
     return out
 
 
+def bench_of(make):
+    """Benchmark calls of any size: an NCHW logical shape, laid out channels-last on request."""
+    def bench(rng, shape, dtype, channels_last):
+        logical = (shape[0], *shape[2:], shape[1]) if channels_last else tuple(shape)
+        return make(rng, logical, dtype, F32, channel_last=channels_last, note="bench")
+    return bench
+
+
+def torch_of(name):
+    """PyTorch's counterpart of op ``name`` on tensors shaped like the sample's data (timing only)."""
+    def make(s: Sample, device: str):
+        import torch
+        data = s.tensors["src" if "src" in s.tensors else "input"]
+        shape = np.shape(data.values)
+        cl = s.channel_axis == len(shape) - 1 and len(shape) > 2
+        nchw = (shape[0], shape[-1], *shape[1:-1]) if cl else shape
+        tdt = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16}[data.dtype]
+        x = torch.randn(*nchw, device=device, dtype=tdt)
+        if cl and len(nchw) == 4:
+            x = x.to(memory_format=torch.channels_last)
+        g = torch.randn_like(x)
+        C = nchw[1]
+        f = dict(device=device, dtype=torch.float32)
+        w, b, rm, rv, mean, inv = (torch.ones(C, **f), torch.zeros(C, **f), torch.zeros(C, **f), torch.ones(C, **f),
+                                   torch.zeros(C, **f), torch.ones(C, **f))
+        cnt = torch.tensor([x.numel() // C], device=device, dtype=torch.int32)
+        fns = {
+            "BatchNorm": lambda: torch.native_batch_norm(x, w, b, rm, rv, True, 0.1, 1e-5),
+            "BatchNormBackward": lambda: torch.ops.aten.native_batch_norm_backward(
+                g, x, w, rm, rv, mean, inv, True, 1e-5, [True, True, True]),
+            "BatchNormStats": lambda: torch.batch_norm_stats(x, 1e-5),
+            "BatchNormElemt": lambda: torch.batch_norm_elemt(x, w, b, mean, inv, 1e-5),
+            "BatchNormReduceBackward": lambda: torch.batch_norm_backward_reduce(g, x, mean, inv, w, True, True, True),
+            "BatchNormElemtBackward": lambda: torch.batch_norm_backward_elemt(g, x, mean, inv, w, mean, mean, cnt),
+        }
+        return fns[name]
+    return make if name in ("BatchNorm", "BatchNormBackward", "BatchNormStats", "BatchNormElemt",
+                            "BatchNormReduceBackward", "BatchNormElemtBackward") else None
+
+
 def _tol(scale):
     return lambda s: scale
 
@@ -942,3 +982,8 @@ OPS = [
     OpInfo("BatchNormActivationBackward", samples_bab, ref_bab, errors_bab,
            ("grad_input", "grad_z", "grad_weight", "grad_bias"), _tol(8.0)),
 ]
+_MAKERS = {"BatchNorm": make_bn, "BatchNormBackward": make_bnb, "BatchNormStats": make_stats,
+           "BatchNormGatherStatsWithCounts": make_gs, "BatchNormElemt": make_elemt, "BatchNormReduceBackward": make_rb,
+           "BatchNormTrainingBackward": make_tb, "BatchNormActivation": make_ba, "BatchNormActivationBackward": make_bab}
+for _info in OPS:
+    _info.bench, _info.torch_gpu = bench_of(_MAKERS[_info.name]), torch_of(_info.name)

@@ -6,6 +6,7 @@ import numpy as np
 import aclnn_py as A
 from harness import Sample, TensorSpec
 from opdb import OpInfo
+from opdb.batch_norm import bench_of, torch_of
 
 F32, F16, BF16, I32 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_INT32
 NCHW, NHWC, ND, NCL, NC, NCDHW, NDHWC = (A.ACL_FORMAT_NCHW, A.ACL_FORMAT_NHWC, A.ACL_FORMAT_ND, A.ACL_FORMAT_NCL,
@@ -192,4 +193,5 @@ def tolerance_scale(s: Sample) -> float:
     return 4.0
 
 
-OPS = [OpInfo("BatchNormElemtBackward", samples, reference, errors, ("grad_input",), tolerance_scale)]
+OPS = [OpInfo("BatchNormElemtBackward", samples, reference, errors, ("grad_input",), tolerance_scale,
+              bench=bench_of(make), torch_gpu=torch_of("BatchNormElemtBackward"))]

@@ -221,6 +221,40 @@ def _tol(s):
     return 4.0
 
 
+def bench_of(make, dim=1):
+    """Benchmark calls over dim 1 of an NCHW shape; channels-last memory makes it the innermost dim."""
+    def bench(rng, shape, dtype, channels_last):
+        return make(rng, tuple(shape), dim, dtype, layout="channels_last" if channels_last else "contiguous",
+                    note="bench")
+    return bench
+
+
+def torch_of(kind):
+    def make(s, device):
+        import torch
+        t = {n: torch.from_numpy(v.rounded()).to(device=device, dtype=_TORCH[s.tensors[n].dtype])
+             for n, v in s.tensors.items() if v is not None and n != "out"}
+        dim = s.attrs["dim"]
+        return {"Softmax": lambda: torch.softmax(t["self"], dim),
+                "LogSoftmax": lambda: torch.log_softmax(t["self"], dim),
+                "SoftmaxBackward": lambda: torch._softmax_backward_data(t["grad_output"], t["output"], dim,
+                                                                        t["output"].dtype),
+                "LogSoftmaxBackward": lambda: torch._log_softmax_backward_data(t["grad_output"], t["output"], dim,
+                                                                               t["output"].dtype)}[kind]
+    return make
+
+
+def _torch_dtypes():
+    try:
+        import torch
+        return {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16}
+    except ImportError:
+        return {}
+
+
+_TORCH = _torch_dtypes()
+
+
 def _in_place_layouts(s):
     """Every tensor dense in one shared order: the kernels run on them directly, no workspace."""
     layouts = {t.layout for t in s.tensors.values() if t is not None}
@@ -229,15 +263,17 @@ def _in_place_layouts(s):
 
 OPS = [
     OpInfo("Softmax", _fwd_samples(False), ref_fwd(False), _errors(make_fwd, "self", ("self",)), ("out",), _tol,
-           torch_reference=torch_fwd(False), zero_workspace=_in_place_layouts, data="self"),
+           torch_reference=torch_fwd(False), zero_workspace=_in_place_layouts, data="self",
+           bench=bench_of(make_fwd), torch_gpu=torch_of("Softmax")),
     OpInfo("LogSoftmax", _fwd_samples(True), ref_fwd(True), _errors(make_fwd, "self", ("self",)), ("out",), _tol,
-           torch_reference=torch_fwd(True), zero_workspace=_in_place_layouts, data="self"),
+           torch_reference=torch_fwd(True), zero_workspace=_in_place_layouts, data="self",
+           bench=bench_of(make_fwd), torch_gpu=torch_of("LogSoftmax")),
     OpInfo("SoftmaxBackward", sample_set(make_bwd(False)), ref_bwd(False),
            _errors(make_bwd(False), "grad_output", ("grad_output", "output")), ("out",), _tol,
            torch_reference=torch_bwd(False), zero_workspace=_in_place_layouts,
-           data="grad_output"),
+           data="grad_output", bench=bench_of(make_bwd(False)), torch_gpu=torch_of("SoftmaxBackward")),
     OpInfo("LogSoftmaxBackward", sample_set(make_bwd(True), min_rank=1), ref_bwd(True),
            _errors(make_bwd(True), "grad_output", ("grad_output", "output"), min_rank=1), ("out",), _tol,
            torch_reference=torch_bwd(True), zero_workspace=_in_place_layouts,
-           data="grad_output"),
+           data="grad_output", bench=bench_of(make_bwd(True)), torch_gpu=torch_of("LogSoftmaxBackward")),
 ]
