@@ -304,6 +304,10 @@ def _validate(plan: Plan) -> None:
             plan.fail(INVALID, f"{p.name} must be an aclTensor, got {type(t).__name__}")
         elif t.destroyed:
             plan.fail(INVALID, f"{p.name} was destroyed (aclDestroyTensor) before use")
+        elif not _well_formed(t):
+            plan.fail(INVALID, f"{p.name} is not a well-formed view: dims {t.view_dims}, strides {t.strides}, "
+                               f"offset {t.offset}, storage {t.storage_dims} (dims and storage must be ≥ 0, "
+                               f"one stride per dim, everything within int64)")
     for a in op.attrs:
         if v[a.name] is None and not a.optional:
             plan.fail(NULLPTR, f"{a.name} must not be null")
@@ -362,6 +366,23 @@ def _validate(plan: Plan) -> None:
     # 8. what is specific to the op
     if op.check is not None:
         op.check(plan)
+
+
+_I64 = 2 ** 63
+
+
+def _well_formed(t: aclTensor) -> bool:
+    """Dims, strides, offset and storage are ints in int64, dims ≥ 0, one stride per dim: what every
+    later check assumes (a description edited after aclCreateTensor may be anything)."""
+    try:
+        dims, strides, storage = tuple(t.view_dims), tuple(t.strides), tuple(t.storage_dims)
+        ints = (*dims, *strides, *storage, t.offset)
+        return (len(strides) == len(dims) <= 8 and all(type(v) is int or isinstance(v, (int, np.integer)) for v in ints)
+                and not any(isinstance(v, bool) for v in ints) and all(-_I64 <= v < _I64 for v in ints)
+                and min((*dims, *storage), default=0) >= 0 and math.prod(dims) < _I64
+                and math.prod(storage) < _I64)
+    except TypeError:
+        return False
 
 
 def _fmt_name(f) -> str:

@@ -224,3 +224,17 @@ def test_a_cached_plan_revalidates_after_a_free(toy):
     finally:
         free_device_tensor(x)
         A.aclDestroyTensor(y.tensor)
+
+
+@pytest.mark.parametrize("field,value", [("view_dims", (-1, -3)), ("view_dims", (2, 2 ** 62, 4)), ("strides", (1,)),
+                                         ("strides", (1.5, 1)), ("offset", 2 ** 70), ("storage_dims", (-4,)),
+                                         ("view_dims", "ab"), ("strides", None)])
+def test_a_description_edited_into_nonsense_is_refused(toy, field, value):
+    reg = toy(name="ToyNonsense", params=(TensorParam("x"), TensorParam("y", out=True)))
+    x, y = _t((2, 3)), _t((2, 3))
+    try:
+        setattr(x.tensor, field, value)
+        assert reg.get_workspace_size(x.tensor, y.tensor)[2] == INVALID
+        assert "well-formed" in acl.get_recent_err_msg()
+    finally:
+        free_device_tensor(x), free_device_tensor(y)
