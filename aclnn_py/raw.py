@@ -21,7 +21,14 @@ from typing import Sequence
 
 from .backends import get_backend
 
-__all__ = ["RawModule", "RawKernel"]
+__all__ = ["RawModule", "RawKernel", "CompileException"]
+
+
+def __getattr__(name):
+    if name == "CompileException":  # the emulator's; CuPy raises cupy.cuda.compiler.CompileException
+        from .emulator import CompileException
+        return CompileException
+    raise AttributeError(name)
 
 
 def _dim3(v) -> tuple[int, int, int]:
@@ -51,8 +58,9 @@ class RawModule:
                  name_expressions: Sequence[str] | None = None, jitify: bool = False):
         if (code is None) == (path is None):
             raise TypeError("exactly one of code= and path= must be given")
-        if enable_cooperative_groups:
-            raise NotImplementedError("cooperative launches are not supported")
+        self.enable_cooperative_groups = bool(enable_cooperative_groups)
+        self.backend = backend
+        self.translate_cucomplex = translate_cucomplex
         self.code = code if code is not None else Path(path).read_text()
         self.options = tuple(options)
         self.name_expressions = tuple(name_expressions) if name_expressions else None
@@ -65,12 +73,23 @@ class RawModule:
         if self._module is None:
             with self._lock:
                 if self._module is None:
-                    self._module = get_backend().load_module(self.code, self.options, self.name_expressions)
+                    backend = get_backend()
+                    if self.enable_cooperative_groups and backend.name != "host" and hasattr(backend, "_cp"):
+                        self._module = backend._cp.RawModule(
+                            code=self.code, options=self.options, enable_cooperative_groups=True,
+                            name_expressions=list(self.name_expressions) if self.name_expressions else None)
+                    else:
+                        self._module = backend.load_module(self.code, self.options, self.name_expressions)
         return self._module
 
     def compile(self):
         """Compile now (CuPy compiles on first use)."""
         _ = self.module
+
+    def get_global(self, name: str):
+        """Pointer to a module global such as ``__constant__ float arr[10]`` (CuPy's ``get_global``):
+        set it from the host with ``ptr.copy_from_host(numpy_array.ctypes.data, nbytes)``."""
+        return self.module.get_global(name)
 
     def get_function(self, name: str) -> RawKernel:
         k = self._functions.get(name)
@@ -104,12 +123,56 @@ class RawKernel:
             self._fn = get_backend().get_function(self._raw_module.module, self.name)
         return self._fn
 
-    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None):
+    @property
+    def enable_cooperative_groups(self) -> bool:
+        return self._raw_module.enable_cooperative_groups
+
+    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups=None):
         backend = get_backend()
         s = _stream(stream)
-        backend.launch(self.kernel, _dim3(grid), _dim3(block), tuple(args), int(shared_mem), s)
+        grid3, block3 = _dim3(grid), _dim3(block)
+        coop = self.enable_cooperative_groups if enable_cooperative_groups is None else bool(enable_cooperative_groups)
+        if coop:
+            if backend.name != "host":
+                # the CuPy module was built with enable_cooperative_groups=True: CuPy checks the grid
+                # and calls cuLaunchCooperativeKernel
+                backend.launch(self.kernel, grid3, block3, tuple(args), int(shared_mem), s)
+                return
+            grid3 = _cooperative_grid(self.name, grid3, block3, int(shared_mem))
+            kernel = _Cooperative(self.kernel)
+            backend.launch(kernel, grid3, block3, tuple(args), int(shared_mem), s)
+            if stream is None:
+                s.wait_idle()
+            return
+        backend.launch(self.kernel, grid3, block3, tuple(args), int(shared_mem), s)
         if stream is None and backend.name == "host":
             # The default stream on the emulator completes a launch before returning, so code ported
             # from CuPy may read its results at once; explicit streams stay asynchronous. A failure is
             # still reported by the next synchronize, as on a GPU.
             s.wait_idle()
+
+
+def _cooperative_grid(name, grid3, block3, shared_mem):
+    """CuPy's check before a cooperative launch: a 1-D grid over the limit is reduced (with a
+    warning), any other is refused with ValueError."""
+    from .emulator import cooperative_max_blocks
+    limit = cooperative_max_blocks(block3[0] * block3[1] * block3[2], shared_mem)
+    if grid3[0] * grid3[1] * grid3[2] > limit:
+        if grid3[1] == grid3[2] == 1:
+            import warnings
+            warnings.warn(f"The grid size will be reduced from {grid3[0]} to {limit}, as the specified grid size "
+                          "exceeds the limit.")
+            return (limit, 1, 1)
+        raise ValueError(f"The specified grid size ({grid3[0]} * {grid3[1]} * {grid3[2]}) exceeds the limit ({limit}).")
+    return grid3
+
+
+class _Cooperative:
+    """An emulated kernel whose launches are cooperative (all blocks resident, grid.sync allowed)."""
+
+    def __init__(self, fn):
+        self._fn = fn
+        self.name, self.param_sizes, self.param_kinds = fn.name, fn.param_sizes, fn.param_kinds
+
+    def launch(self, grid, block, params, shared_mem=0):
+        self._fn.launch(grid, block, params, shared_mem, cooperative=True)

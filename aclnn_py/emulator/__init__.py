@@ -6,6 +6,13 @@
 """
 
 from .compiler import (
+    CompileException,
+    GlobalPointer,
+    cooperative_max_blocks,
+    set_allocation_resolver,
+    set_bounds_check,
+    set_watchdog,
+    watchdog_seconds,
     EmulatorError,
     Function,
     KernelError,
@@ -16,6 +23,13 @@ from .compiler import (
 )
 
 __all__ = [
+    "CompileException",
+    "GlobalPointer",
+    "cooperative_max_blocks",
+    "set_allocation_resolver",
+    "set_bounds_check",
+    "set_watchdog",
+    "watchdog_seconds",
     "EmulatorError",
     "Function",
     "KernelError",

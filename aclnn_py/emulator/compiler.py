@@ -33,7 +33,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import sys
 import threading
+import time
 from typing import Sequence
 
 __all__ = [
@@ -57,8 +59,11 @@ _BASE_FLAGS = (
     "-fno-math-errno",
     "-fvisibility=hidden",
     "-fvisibility-inlines-hidden",
+    "-U_FORTIFY_SOURCE",
     "-w",
 )
+_LINK_FLAGS = ("-Wl,--no-undefined",)
+_DEFAULT_ARCH = 800
 _MAX_BLOCK = (1024, 1024, 64)
 _MAX_GRID = (2**31 - 1, 65535, 65535)
 _MAX_DYN_SMEM = 232448
@@ -68,16 +73,53 @@ _SYNC_PRIMITIVES = frozenset(
     """__syncthreads __syncthreads_count __syncthreads_and __syncthreads_or __syncwarp
     __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __ballot_sync __any_sync __all_sync
     __activemask __match_any_sync __match_all_sync __reduce_add_sync __reduce_min_sync
-    __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync __nanosleep""".split()
+    __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync __nanosleep
+    sync shfl shfl_up shfl_down shfl_xor ballot any all match_any match_all reduce inclusive_scan
+    exclusive_scan coalesced_threads labeled_partition binary_partition wait wait_prior memcpy_async
+    __emu_grid_sync __emu_tile_sync""".split()
 )
 _KEYWORDS = frozenset(
     """if for while switch catch return sizeof alignof decltype typeid static_assert noexcept throw
-    __attribute__ alignas __align__ __launch_bounds__ do else case new delete""".split()
+    __attribute__ alignas __align__ __launch_bounds__ do else case new delete constexpr consteval
+    requires co_await co_return co_yield""".split()
 )
 
 
 class EmulatorError(RuntimeError):
     """The emulator could not build a module (the message carries the compiler log)."""
+
+
+class CompileException(EmulatorError):
+    """A kernel source did not compile for the emulator: like ``cupy.cuda.compiler.CompileException``.
+
+    ``str(e)`` and ``e.get_message()`` carry the compiler log (file:line of the user's source),
+    ``e.source``, ``e.name`` and ``e.options`` what was compiled; ``e.dump(f)`` writes both.
+    """
+
+    def __init__(self, msg: str, source: str = "", name: str = "", options=(), backend: str = "emulator"):
+        super().__init__(msg)
+        self._msg = msg
+        self.source = source
+        self.name = name
+        self.options = tuple(options)
+        self.backend = backend
+
+    @property
+    def log(self) -> str:
+        return self._msg
+
+    def get_message(self) -> str:
+        return self._msg
+
+    def dump(self, f) -> None:
+        lines = self.source.splitlines()
+        width = len(str(len(lines)))
+        f.write("==========\n")
+        f.write(f"{self.name} ({self.backend}) options: {' '.join(self.options)}\n")
+        for i, line in enumerate(lines, 1):
+            f.write(f"{i:>{width}} {line}\n")
+        f.write("==========\n")
+        f.write(self._msg + "\n")
 
 
 class KernelError(EmulatorError):
@@ -135,9 +177,9 @@ def _headers_digest() -> str:
     if _header_hash is None:
         h = hashlib.sha256()
         h.update(pathlib.Path(__file__).read_bytes())  # the scanner decides fibers vs plain loop
-        for p in sorted(_INCLUDE_DIR.iterdir()):
+        for p in sorted(_INCLUDE_DIR.rglob("*")):
             if p.is_file():
-                h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+                h.update(str(p.relative_to(_INCLUDE_DIR)).encode() + b"\0" + p.read_bytes() + b"\0")
         _header_hash = h.hexdigest()
     return _header_hash
 
@@ -194,6 +236,39 @@ def _parse_options(options: Sequence[str]) -> tuple[list[str], list[str], list[s
     incs = [os.path.abspath(d) for d in incs]
     incs = [d for d in incs if os.path.isdir(d) and not _is_cuda_include_dir(d)]
     return incs, defs, pre
+
+
+def _arch_from_options(options: Sequence[str]) -> int:
+    """``-arch=sm_86`` / ``--gpu-architecture=compute_90`` / ``-arch sm_75`` -> 860 / 900 / 750 (default 800)."""
+    opts = [str(o) for o in options]
+    arch = None
+    for i, o in enumerate(opts):
+        v = None
+        for flag in ("-arch", "--gpu-architecture", "-gencode"):
+            if o == flag and i + 1 < len(opts):
+                v = opts[i + 1]
+            elif o.startswith(flag + "="):
+                v = o.split("=", 1)[1]
+        if v:
+            m = re.search(r"(?:sm|compute|lto)_(\d+)", v)
+            if m:
+                arch = int(m.group(1))
+    if arch is None:
+        return _DEFAULT_ARCH
+    return arch * 10 if arch < 1000 else arch
+
+
+def _cupy_include_dir() -> str | None:
+    """CuPy's own headers (``<cupy/complex.cuh>``...), which CuPy puts on NVRTC's path, if CuPy is installed."""
+    try:
+        import importlib.util
+        spec = importlib.util.find_spec("cupy")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    d = os.path.join(os.path.dirname(spec.origin), "_core", "include")
+    return d if os.path.isdir(os.path.join(d, "cupy")) else None
 
 
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
@@ -266,21 +341,47 @@ def _user_segments(pre_text: str) -> list[tuple[int, int]]:
 
 
 _PAREN = r"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 levels
-_EXTERN_SHARED_RE = re.compile(
-    r"\b(?:extern\s+thread_local|thread_local\s+extern)\s+"
-    r"((?:[^;{}()\[\]]|" + _PAREN + r")*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;"
-)
 _ATTR_RE = re.compile(r"\b(?:__attribute__|alignas|__declspec)\s*" + _PAREN)
+_UNSIZED_END_RE = re.compile(r"\[\s*\]\s*;")
+_DECL_NAME_RE = re.compile(r"([A-Za-z_]\w*)\s*$")
 
 
 def _rewrite_extern_shared(text: str) -> str:
-    def repl(m: re.Match) -> str:
-        typ = " ".join(_ATTR_RE.sub(" ", m.group(1)).split())
-        name = m.group(2)
-        nl = "\n" * m.group(0).count("\n")
-        return f"static thread_local {typ} (&{name})[] = ::__emu::dyn_smem<decltype({name})>();{nl}"
-
-    return _EXTERN_SHARED_RE.sub(repl, text)
+    """``extern __shared__ T name[];`` in any spelling (``extern T __shared__ name[]``,
+    ``__shared__ extern ...``, with alignment attributes) becomes a reference to the block's dynamic
+    shared memory. After preprocessing ``__shared__`` reads ``thread_local``."""
+    out = []
+    last = 0
+    for m in _UNSIZED_END_RE.finditer(text):
+        start = max(text.rfind(c, 0, m.start()) for c in ";{}") + 1
+        if start < last:
+            continue
+        stmt = text[start:m.start()]
+        # drop line markers / blank lines at the front, keep the newlines for line numbers
+        body_lines = stmt.split("\n")
+        lead = 0
+        while lead < len(body_lines) - 1 and (not body_lines[lead].strip() or body_lines[lead].lstrip().startswith("#")):
+            lead += 1
+        decl = "\n".join(body_lines[lead:])
+        words = set(re.findall(r"[A-Za-z_]\w*", _ATTR_RE.sub(" ", decl)))
+        if "extern" not in words or "thread_local" not in words:
+            continue
+        nm = _DECL_NAME_RE.search(decl)
+        if not nm:
+            continue
+        name = nm.group(1)
+        typ = _ATTR_RE.sub(" ", decl[: nm.start()])
+        typ = re.sub(r"\b(?:extern|thread_local|static)\b", " ", typ)
+        typ = " ".join(typ.split())
+        if not typ:
+            continue
+        nl = "\n" * (decl.count("\n") + m.group(0).count("\n"))
+        prefix = "\n".join(body_lines[:lead]) + ("\n" if lead else "")
+        out.append(text[last:start])
+        out.append(f"{prefix}static thread_local {typ} (&{name})[] = ::__emu::dyn_smem<decltype({name})>();{nl}")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 _TOKEN_RE = re.compile(
@@ -529,7 +630,7 @@ class Function:
     def __repr__(self) -> str:
         return f"<emulated kernel {self.name!r} params={self.param_sizes} fibers={self.uses_sync}>"
 
-    def launch(self, grid, block, params: Sequence, shared_mem: int = 0) -> None:
+    def launch(self, grid, block, params: Sequence, shared_mem: int = 0, *, cooperative: bool = False) -> None:
         grid3 = _dim3(grid)
         block3 = _dim3(block)
         name = self.name
@@ -564,13 +665,363 @@ class Function:
                     f"kernel '{name}' argument {i}: {len(p)} bytes given for a {sizes[i]}-byte parameter"
                 )
             raw.append(p)
+        if cooperative:
+            limit = cooperative_max_blocks(nthreads, shared_mem)
+            nb = grid3[0] * grid3[1] * grid3[2]
+            if nb > limit:
+                raise KernelError(f"kernel '{name}': cooperative launch of {nb} blocks exceeds the limit ({limit}): "
+                                  "all blocks must be resident at once")
+        shadows = None
+        if _bounds_check_enabled():
+            shadows = _Shadows(self, raw)
+            raw = shadows.params
         arr = (ctypes.c_char_p * max(1, len(raw)))(*raw)
         err = ctypes.create_string_buffer(4096)
-        rc = self._module._launch(
-            self._index, (ctypes.c_uint * 3)(*grid3), (ctypes.c_uint * 3)(*block3), arr, shared_mem, err, 4096
-        )
+        try:
+            rc = self._module._launch(
+                self._index, (ctypes.c_uint * 3)(*grid3), (ctypes.c_uint * 3)(*block3), arr, shared_mem, err, 4096,
+                1 if cooperative else 0, float(watchdog_seconds()),
+            )
+            msg = err.value.decode("utf-8", "replace") or f"kernel '{name}' failed"
+            if shadows is not None:
+                extra = shadows.finish(msg if rc else None)
+                if extra and not rc:
+                    rc, msg = 1, f"kernel '{name}': {extra}"
+                elif extra:
+                    msg = f"{msg} ({extra})"
+        finally:
+            if shadows is not None:
+                shadows.release()
         if rc:
-            raise KernelError(err.value.decode("utf-8", "replace") or f"kernel '{name}' failed")
+            raise KernelError(msg)
+
+
+# --------------------------------------------------------------------------------------------
+# Cooperative launches, watchdog, bounds-check debug mode
+# --------------------------------------------------------------------------------------------
+def emulated_sm_count() -> int:
+    """The emulated device's multiprocessor count for cooperative launches ($ACLNN_PY_EMU_SM_COUNT, default 8)."""
+    try:
+        return max(1, int(os.environ.get("ACLNN_PY_EMU_SM_COUNT", "8")))
+    except ValueError:
+        return 8
+
+
+def cooperative_max_blocks(threads_per_block: int, shared_mem: int = 0) -> int:
+    """Blocks that may be co-resident: ``occupancy per SM x SMs`` of an sm_80-like device (2048 threads,
+    32 blocks and 164 KiB of shared memory per SM), as CuPy computes it before a cooperative launch."""
+    per_sm = min(32, 2048 // max(1, threads_per_block))
+    if shared_mem > 0:
+        per_sm = min(per_sm, (164 * 1024) // shared_mem)
+    return max(0, per_sm) * emulated_sm_count()
+
+
+_watchdog_override: float | None = None
+
+
+def set_watchdog(seconds: float | None) -> None:
+    """Per-launch time limit of the emulator (None: back to $ACLNN_PY_EMU_WATCHDOG_S, default 300 s;
+    0 disables it). A launch over the limit is stopped and reported as a kernel error."""
+    global _watchdog_override
+    _watchdog_override = None if seconds is None else float(seconds)
+
+
+def watchdog_seconds() -> float:
+    if _watchdog_override is not None:
+        return _watchdog_override
+    try:
+        return float(os.environ.get("ACLNN_PY_EMU_WATCHDOG_S", "300"))
+    except ValueError:
+        return 300.0
+
+
+_bounds_override: bool | None = None
+_allocation_resolver = None
+
+
+def set_bounds_check(enabled: bool | None) -> None:
+    """Debug mode: every pointer argument that points into a known allocation runs on a private copy
+    fenced by inaccessible pages, so a load or store past the end faults at once (reported with the
+    argument and offset) and a store into the alignment slack before or after it is found by canary
+    bytes after the launch. Costs two copies of every argument allocation and an mmap per launch.
+    None: back to $ACLNN_PY_EMU_CHECK_BOUNDS."""
+    global _bounds_override
+    _bounds_override = None if enabled is None else bool(enabled)
+
+
+def _bounds_check_enabled() -> bool:
+    if _bounds_override is not None:
+        return _bounds_override
+    return os.environ.get("ACLNN_PY_EMU_CHECK_BOUNDS", "") not in ("", "0")
+
+
+def set_allocation_resolver(fn) -> None:
+    """``fn(address) -> (base, nbytes) | None``: which allocation an argument points into (the host
+    backend's allocations are found without it)."""
+    global _allocation_resolver
+    _allocation_resolver = fn
+
+
+def _resolve_allocation(addr: int):
+    if _allocation_resolver is not None:
+        return _allocation_resolver(addr)
+    try:
+        from ..backends import get_backend
+        b = get_backend()
+    except Exception:
+        return None
+    finder = getattr(b, "allocation_of", None)
+    if finder is not None:
+        return finder(addr)
+    bufs = getattr(b, "_buffers", None)
+    if not bufs:
+        return None
+    for base, buf in list(bufs.items()):
+        nbytes = getattr(buf, "nbytes", 0) - 128  # host backend: nbytes + 128 bytes, aligned start
+        if nbytes >= 0 and base <= addr < base + max(nbytes, 1):
+            return base, nbytes
+    return None
+
+
+_libc = None
+
+
+def _c():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+        _libc.mmap.restype = ctypes.c_void_p
+        _libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return _libc
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_GUARD = 16 * _PAGE
+_CANARY = 0xA5
+
+
+class _Shadows:
+    """Private, fenced copies of the allocations a launch's pointer arguments point into."""
+
+    def __init__(self, fn: "Function", raw: list[bytes]):
+        self.fn = fn
+        self.regions: list[dict] = []
+        by_base: dict[int, dict] = {}
+        params = list(raw)
+        for i, (p, kind) in enumerate(zip(raw, fn.param_kinds)):
+            if kind != "p" or len(p) != 8:
+                continue
+            addr = int.from_bytes(p, "little")
+            if addr == 0:
+                continue
+            alloc = _resolve_allocation(addr)
+            if not alloc:
+                continue
+            base, nbytes = alloc
+            r = by_base.get(base)
+            if r is None:
+                r = self._map(base, nbytes)
+                if r is None:
+                    continue
+                by_base[base] = r
+                self.regions.append(r)
+            r["args"].append(i)
+            params[i] = (r["data"] + (addr - base)).to_bytes(8, "little")
+        self.params = params
+
+    @staticmethod
+    def _map(base: int, nbytes: int):
+        c = _c()
+        body = -(-max(nbytes, 1) // 128) * 128          # keeps 128-byte alignment at the start
+        pages = -(-body // _PAGE) * _PAGE
+        total = _GUARD + pages + _GUARD
+        m = c.mmap(None, total, 3, 0x22 | 0x4000, -1, 0)  # RW, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE
+        if m in (None, ctypes.c_void_p(-1).value) or m == 2**64 - 1:
+            return None
+        c.mprotect(m, _GUARD, 0)
+        c.mprotect(m + _GUARD + pages, _GUARD, 0)
+        data = m + _GUARD + pages - body
+        lo, hi = m + _GUARD, m + _GUARD + pages
+        ctypes.memset(lo, _CANARY, hi - lo)
+        ctypes.memmove(data, base, nbytes)
+        return {"map": m, "total": total, "lo": lo, "hi": hi, "data": data, "base": base, "nbytes": nbytes,
+                "args": [], "guard_lo": m, "guard_hi": hi + _GUARD}
+
+    def finish(self, fault_msg: str | None) -> str | None:
+        """Copy results back; returns a description of an out-of-bounds access, if any."""
+        notes = []
+        if fault_msg:
+            mm = re.search(r"at address 0x([0-9a-fA-F]+)", fault_msg)
+            if mm:
+                a = int(mm.group(1), 16)
+                for r in self.regions:
+                    if r["guard_lo"] <= a < r["guard_hi"]:
+                        off = a - r["data"]
+                        where = (f"{off - r['nbytes']} bytes past the end" if off >= r["nbytes"] else f"{-off} bytes before the start")
+                        notes.append(f"out of bounds: {where} of the {r['nbytes']}-byte allocation passed as argument "
+                                     f"{'/'.join(map(str, r['args']))} (address 0x{r['base'] + off:x} in the caller's memory)")
+        for r in self.regions:
+            front = ctypes.string_at(r["lo"], r["data"] - r["lo"])
+            tail_start = r["data"] + r["nbytes"]
+            tail = ctypes.string_at(tail_start, r["hi"] - tail_start)
+            bad_f = [k for k, b in enumerate(front) if b != _CANARY]
+            bad_t = [k for k, b in enumerate(tail) if b != _CANARY]
+            what = []
+            if bad_f:
+                what.append(f"{len(front) - bad_f[0]} bytes before the start")
+            if bad_t:
+                what.append(f"{bad_t[-1] + 1} bytes past the end")
+            if what:
+                notes.append(f"out-of-bounds store: wrote up to {' and '.join(what)} of the {r['nbytes']}-byte "
+                             f"allocation passed as argument {'/'.join(map(str, r['args']))}")
+            ctypes.memmove(r["base"], r["data"], r["nbytes"])
+        return "; ".join(notes) or None
+
+    def release(self) -> None:
+        c = _c()
+        for r in self.regions:
+            c.munmap(r["map"], r["total"])
+        self.regions = []
+
+
+# --------------------------------------------------------------------------------------------
+# The process-wide runtime library (fault handlers, watchdog)
+# --------------------------------------------------------------------------------------------
+_rt_lock = threading.Lock()
+_rt_state: list = []  # [api address or 0, CDLL]
+
+
+def _rt_api() -> int:
+    if _rt_state:
+        return _rt_state[0]
+    with _rt_lock:
+        if _rt_state:
+            return _rt_state[0]
+        api = 0
+        lib = None
+        if os.environ.get("ACLNN_PY_EMU_NO_FAULT_HANDLER", "") in ("", "0"):
+            try:
+                lib = _build_rt()
+                f = lib.aclnn_emu_rt_api
+                f.restype = ctypes.c_void_p
+                api = f() or 0
+            except (OSError, EmulatorError, AttributeError) as e:
+                sys.stderr.write(f"aclnn-py emulator: fault handling unavailable ({e}); a faulting kernel may "
+                                 "kill the process\n")
+        _rt_state[:] = [api, lib]
+        return api
+
+
+def _build_rt():
+    cxx = _cxx()
+    src = _INCLUDE_DIR / "emu_rt.cpp"
+    h = hashlib.sha256()
+    for p in (src, _INCLUDE_DIR / "emu_rt.h"):
+        h.update(p.read_bytes())
+    h.update(_compiler_identity(cxx).encode())
+    out_dir = cache_dir() / "emulator"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        out_dir = pathlib.Path(tempfile.gettempdir()) / f"aclnn_py-{os.getuid()}" / "emulator"
+        out_dir.mkdir(parents=True, exist_ok=True)
+    so = out_dir / f"rt-{h.hexdigest()[:24]}.so"
+    if not so.exists():
+        fd, tmp = tempfile.mkstemp(prefix="rt.", suffix=".so", dir=out_dir)
+        os.close(fd)
+        try:
+            r = _run([cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-U_FORTIFY_SOURCE", "-fvisibility=hidden",
+                      "-I", str(_INCLUDE_DIR), str(src), "-o", tmp], "building the emulator runtime")
+            if r.returncode != 0:
+                raise CompileException("could not build the emulator runtime:\n" + r.stderr[-5000:])
+            os.replace(tmp, so)
+        finally:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return ctypes.CDLL(str(so))
+
+
+class GlobalPointer:
+    """Address of a module global (what ``RawModule.get_global`` returns on the emulator).
+
+    Mirrors the parts of ``cupy.cuda.MemoryPointer`` that code uses on such a pointer: ``ptr``,
+    ``int(p)``, ``p + offset``, ``copy_from_host(mem, size)``, ``copy_to_host(mem, size)``,
+    ``copy_from_device(src, size)``, ``memset(value, size)`` (and their ``_async`` forms, which
+    complete at once). ``size`` is the variable's size in bytes (CuPy cannot know it); copies past it
+    are refused. ``as_numpy(dtype, shape)`` views it as a NumPy array.
+    """
+
+    def __init__(self, ptr: int, size: int, owner=None):
+        self.ptr = int(ptr)
+        self.size = int(size)
+        self.device_id = 0
+        self._owner = owner  # keeps the module loaded
+
+    def __int__(self) -> int:
+        return self.ptr
+
+    __index__ = __int__
+
+    def __repr__(self) -> str:
+        return f"<emulated global at 0x{self.ptr:x}, {self.size} bytes>"
+
+    def __add__(self, off: int) -> "GlobalPointer":
+        return GlobalPointer(self.ptr + int(off), max(0, self.size - int(off)), self._owner)
+
+    def _check(self, size: int) -> int:
+        size = int(size)
+        if size < 0 or size > self.size:
+            raise ValueError(f"{size} bytes do not fit the {self.size}-byte global at 0x{self.ptr:x}")
+        return size
+
+    @staticmethod
+    def _addr(mem) -> int:
+        if isinstance(mem, int):
+            return mem
+        if isinstance(mem, ctypes.c_void_p):
+            return mem.value or 0
+        if hasattr(mem, "__array_interface__"):
+            return int(mem.__array_interface__["data"][0])
+        if hasattr(mem, "__cuda_array_interface__"):
+            return int(mem.__cuda_array_interface__["data"][0])
+        if hasattr(mem, "ptr"):
+            return int(mem.ptr)
+        return ctypes.cast(mem, ctypes.c_void_p).value or 0
+
+    def copy_from_host(self, mem, size: int) -> None:
+        ctypes.memmove(self.ptr, self._addr(mem), self._check(size))
+
+    def copy_to_host(self, mem, size: int) -> None:
+        ctypes.memmove(self._addr(mem), self.ptr, self._check(size))
+
+    def copy_from_device(self, src, size: int) -> None:
+        ctypes.memmove(self.ptr, self._addr(src), self._check(size))
+
+    def copy_from(self, mem, size: int) -> None:
+        self.copy_from_device(mem, size)
+
+    def memset(self, value: int, size: int) -> None:
+        ctypes.memset(self.ptr, int(value), self._check(size))
+
+    def copy_from_host_async(self, mem, size: int, stream=None) -> None:
+        self.copy_from_host(mem, size)
+
+    def copy_to_host_async(self, mem, size: int, stream=None) -> None:
+        self.copy_to_host(mem, size)
+
+    def memset_async(self, value: int, size: int, stream=None) -> None:
+        self.memset(value, size)
+
+    def as_numpy(self, dtype, shape=None):
+        import numpy as np
+        dt = np.dtype(dtype)
+        n = self.size // dt.itemsize
+        arr = np.ctypeslib.as_array((ctypes.c_uint8 * (n * dt.itemsize)).from_address(self.ptr)).view(dt)
+        return arr.reshape(shape) if shape is not None else arr
 
 
 def _dim3(d) -> tuple[int, int, int] | None:
@@ -586,9 +1037,9 @@ def _dim3(d) -> tuple[int, int, int] | None:
 
 
 class Module:
-    """A compiled, loaded module: ``get_function(name)`` like CuPy's RawModule."""
+    """A compiled, loaded module: ``get_function(name)`` / ``get_global(name)`` like CuPy's RawModule."""
 
-    def __init__(self, so_path: pathlib.Path, table: list[dict]):
+    def __init__(self, so_path: pathlib.Path, table: list[dict], globals_: dict | None = None):
         self.path = so_path
         self._lib = ctypes.CDLL(str(so_path))
         f = self._lib.aclnn_emu_launch
@@ -601,8 +1052,20 @@ class Module:
             ctypes.c_size_t,
             ctypes.c_char_p,
             ctypes.c_size_t,
+            ctypes.c_int,
+            ctypes.c_double,
         ]
         self._launch = f
+        api = _rt_api()
+        if api:
+            setrt = self._lib.aclnn_emu_set_rt
+            setrt.restype = ctypes.c_int
+            setrt.argtypes = [ctypes.c_void_p]
+            setrt(api)
+        self._globals = dict(globals_ or {})
+        launch_sym = self._globals.pop("\0launch", None)
+        addr = ctypes.cast(self._lib.aclnn_emu_launch, ctypes.c_void_p).value
+        self._base = (addr - launch_sym[0]) if launch_sym else None
         info = self._lib.aclnn_emu_kernel_info
         info.restype = ctypes.c_int
         info.argtypes = [
@@ -631,6 +1094,19 @@ class Module:
     @property
     def names(self) -> list[str]:
         return [f.name for f in self._by_index]
+
+    def get_global(self, name: str) -> "GlobalPointer":
+        """The address of a module-scope ``__constant__`` / ``__device__`` variable, like CuPy's
+        ``RawModule.get_global`` (CuPy returns a ``MemoryPointer``; this object has the same
+        ``ptr`` / ``copy_from_host`` / ``copy_to_host`` / ``memset`` interface)."""
+        ent = self._globals.get(name)
+        if ent is None:
+            ent = self._globals.get(_norm(name).replace("::", "::"))
+        if ent is None or self._base is None:
+            cands = sorted(k for k in self._globals if not k.startswith("__"))
+            raise LookupError(f"global symbol {name!r} not found in the emulated module (named symbol not found); "
+                              f"it defines {cands[:20]}")
+        return GlobalPointer(self._base + ent[0], ent[1], self)
 
     def get_function(self, name: str) -> Function:
         idx = self._lookup.get(name)
@@ -701,6 +1177,10 @@ def _glue_head(code: str, fname: str, pre: list[str]) -> str:
 def _build(code: str, opts: tuple[str, ...], names: tuple[str, ...], fname: str) -> Module:
     cxx = _cxx()
     incs, defs, pre = _parse_options(opts)
+    defs = defs + [f"-DACLNN_EMU_CUDA_ARCH={_arch_from_options(opts)}"]
+    cupy_inc = _cupy_include_dir()
+    if cupy_inc and cupy_inc not in incs:
+        incs = incs + [cupy_inc]
     flags = _BASE_FLAGS + _extra_flags()
     key_src = json.dumps(
         {
@@ -739,22 +1219,76 @@ def _build(code: str, opts: tuple[str, ...], names: tuple[str, ...], fname: str)
             mod = _try_load(so_path, meta_path)
             if mod is not None:
                 return mod
-            table = _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path, out_dir)
+            t0 = time.monotonic()
+            quiet = os.environ.get("ACLNN_PY_EMU_QUIET", "") not in ("", "0")
+            if not quiet:
+                sys.stderr.write(f"aclnn-py emulator: compiling {fname} for the CPU (first use; cached afterwards)...\n")
+                sys.stderr.flush()
+            try:
+                table = _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path, out_dir)
+            except CompileException as e:
+                e.source, e.name, e.options = code, fname, opts
+                raise
+            if not quiet:
+                sys.stderr.write(f"aclnn-py emulator: compiled {fname} in {time.monotonic() - t0:.1f} s\n")
+                sys.stderr.flush()
         finally:
             fcntl.flock(lf, fcntl.LOCK_UN)
     try:
         os.unlink(lock_path)
     except OSError:
         pass
-    return Module(so_path, table)
+    return _load(so_path, table, code, fname, opts)
+
+
+def _load(so_path, table, code, fname, opts) -> "Module":
+    try:
+        meta_path = so_path.with_suffix(".json")
+        glob = json.loads(meta_path.read_text()).get("globals", {})
+        return Module(so_path, table, glob)
+    except OSError as e:  # e.g. an undefined symbol: a compile error the linker did not catch
+        raise CompileException(f"the emulated module for {fname} could not be loaded: {e}", code, fname, opts) from None
+
+
+_NM_SKIP = re.compile(r"^(?:__emu|__gnu_cxx|std::|guard variable|typeinfo|vtable|VTT|construction vtable|_GLOBAL_|"
+                      r"__dso_handle|__TMC_END__|__bss_start|_edata|_end|completed\.|__FRAME_END__|__emu_glue::|"
+                      r"tile_bars|exec_holder|tls$|g_pool|g_rt)")
+
+
+def _module_globals(so: str) -> dict:
+    """Variables defined by the module (``__constant__`` / ``__device__`` globals): name -> [offset, size]."""
+    out: dict = {}
+    try:
+        r = subprocess.run(["nm", "-C", "--defined-only", "-S", so], capture_output=True, text=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return out
+    for line in r.stdout.splitlines():
+        parts = line.split(None, 3)
+        if len(parts) == 4 and len(parts[2]) == 1:
+            val, size, typ, name = parts
+        elif len(parts) >= 3 and len(parts[1]) == 1:
+            val, typ, name = parts[0], parts[1], " ".join(parts[2:])
+            size = "0"
+        else:
+            continue
+        if name == "aclnn_emu_launch":
+            out["\0launch"] = [int(val, 16), 0]
+            continue
+        if typ not in "bBdDrRgGsSvV" or "(" in name or _NM_SKIP.match(name):
+            continue
+        out.setdefault(name, [int(val, 16), int(size, 16)])
+    return out
 
 
 def _try_load(so_path: pathlib.Path, meta_path: pathlib.Path) -> Module | None:
     if not (so_path.exists() and meta_path.exists()):
         return None
     try:
-        table = json.loads(meta_path.read_text())["kernels"]
-        return Module(so_path, table)
+        meta = json.loads(meta_path.read_text())
+        table = meta["kernels"]
+        if "globals" not in meta:
+            return None
+        return Module(so_path, table, meta["globals"])
     except (OSError, ValueError, KeyError, AttributeError):
         return None
 
@@ -763,15 +1297,20 @@ def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=900)
     except subprocess.TimeoutExpired as e:
-        raise EmulatorError(f"{what} timed out after {e.timeout} s") from None
+        raise CompileException(f"{what} timed out after {e.timeout} s") from None
 
 
 def _explain(log: str) -> str:
     hints = []
     if "__emu_unsupported_inline_asm_in_kernel_code" in log:
         hints.append("inline asm (PTX) cannot be emulated on the CPU; guard it with #ifdef __CUDA_ARCH__ or avoid it")
-    if re.search(r"(cooperative_groups|cub/|mma\.h|cuda_pipeline|cuda/std|cuda_awbarrier)[^\n]*No such file", log):
-        hints.append("CUB, cooperative groups, WMMA/MMA, cp.async pipelines and libcu++ are not supported by the emulator")
+    if re.search(r"(cub/|mma\.h|cuda_pipeline|cuda/std|cuda/|cuda_awbarrier|thrust/)[^\n]*No such file", log):
+        hints.append("CUB, Thrust, WMMA/MMA, cp.async pipelines and libcu++ (<cuda/...>) are not supported by the emulator")
+    if re.search(r"cupy/[^\n]*No such file", log):
+        hints.append("<cupy/...> headers come with CuPy: install CuPy (e.g. pip install cupy-cuda12x) and the "
+                     "emulator puts them on the include path as CuPy does for NVRTC")
+    if re.search(r"this_multi_grid|multi_grid_group|cluster_group|this_cluster", log):
+        hints.append("multi-grid groups and thread-block clusters are not supported by the emulator")
     return ("".join(f"note: {h}\n" for h in hints)) + log
 
 
@@ -790,7 +1329,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             inc_flags += ["-I", d]
         r = _run([cxx, *flags, *inc_flags, *defs, "-E", src, "-o", ii], "preprocessing")
         if r.returncode != 0:
-            raise EmulatorError(f"g++ could not preprocess {fname} for the emulator:\n" + _explain(r.stderr[-30000:]))
+            raise CompileException(f"g++ could not preprocess {fname} for the emulator:\n" + _explain(r.stderr[-30000:]))
         pre_text = pathlib.Path(ii).read_text(errors="replace")
         segs = _user_segments(pre_text)
         pieces = []
@@ -850,10 +1389,15 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         reg.append("}  // namespace __emu_glue")
         reg.append(
             'extern "C" __attribute__((visibility("default"))) int aclnn_emu_launch(int k, const unsigned* grid, '
-            "const unsigned* block, void** params, size_t shmem, char* err, size_t errlen) {\n"
+            "const unsigned* block, void** params, size_t shmem, char* err, size_t errlen, int flags, double wd) {\n"
             "    if (k < 0 || k >= __emu_glue::count) return 2;\n"
             "    return ::__emu::launch_entry(__emu_glue::descs[k], __emu_glue::names[k], __emu_glue::fibers[k], "
-            "grid, block, params, shmem, err, errlen);\n}"
+            "grid, block, params, shmem, err, errlen, flags, wd);\n}"
+        )
+        reg.append(
+            'extern "C" __attribute__((visibility("default"))) int aclnn_emu_set_rt(const EmuRtApi* api) {\n'
+            "    if (!api || api->version != ::__emu::kRtVersion) return 1;\n"
+            "    ::__emu::g_rt = api;\n    return 0;\n}"
         )
         reg.append(
             'extern "C" __attribute__((visibility("default"))) int aclnn_emu_kernel_info(int k, unsigned* n, '
@@ -865,11 +1409,11 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         with open(ii, "w") as f:
             f.write("".join(pieces))
             f.write("\n".join(reg) + "\n")
-        r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so], "compilation")
+        r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
         if r.returncode != 0:
-            raise EmulatorError(f"g++ could not compile {fname} for the emulator:\n" + _explain(r.stderr[-30000:]))
+            raise CompileException(f"g++ could not compile {fname} for the emulator:\n" + _explain(r.stderr[-30000:]))
         with open(tmp_meta, "w") as f:
-            json.dump({"kernels": table, "version": _EMU_VERSION}, f)
+            json.dump({"kernels": table, "version": _EMU_VERSION, "globals": _module_globals(tmp_so)}, f)
         os.replace(tmp_meta, meta_path)
         os.replace(tmp_so, so_path)
         return table

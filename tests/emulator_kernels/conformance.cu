@@ -276,7 +276,9 @@ extern "C" __global__ void active_branch(const int* x, int* out, unsigned int* m
         const unsigned int m = __activemask();
         int v = x[i];
         for (int o = 16; o > 0; o >>= 1) {
-            const int w = __shfl_down_sync(m, v, o);
+            // read only lanes named in the mask (a source outside it is undefined behaviour,
+            // which the emulator reports: see errors.cu shfl_outside_mask)
+            const int w = __shfl_sync(m, v, i + o < n ? i + o : i);
             if (i + o < n) v += w;
         }
         masks[i] = m;

@@ -36,8 +36,9 @@
 // (fiber stack, default 128), ACLNN_PY_EMU_FORCE_FIBERS=1 (no plain-loop kernels),
 // ACLNN_PY_EMU_SPIN_LIMIT, ACLNN_PY_EMU_SPIN_TIMEOUT_S.
 //
-// Macros: __EMU_CPU__ is defined (1). __CUDA_ARCH__, __CUDACC__, __NVCC__ and __CUDACC_RTC__ are
-// NOT defined: code guarded by them takes its host path (no inline PTX, no CUDA-only headers).
+// Macros: __EMU_CPU__ is defined (1). __CUDA_ARCH__ (the -arch the user gives, default 800) and
+// __CUDACC__ are defined at the END of this header, as NVRTC defines them, so user code takes its
+// device paths; __NVCC__ and __CUDACC_RTC__ are not defined.
 #ifndef ACLNN_PY_CUDA_EMU_H
 #define ACLNN_PY_CUDA_EMU_H
 
@@ -78,6 +79,9 @@
 #include <sched.h>
 #include <pthread.h>
 #include <time.h>
+#include <setjmp.h>
+#include <signal.h>
+#include "emu_rt.h"
 #if !defined(__x86_64__) || defined(EMU_USE_UCONTEXT)
 #include <ucontext.h>
 #endif
@@ -96,7 +100,7 @@
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
-#define __constant__
+#define __constant__ __attribute__((used)) /* kept and never constant-folded: set from the host */
 #define __managed__
 #define __grid_constant__
 #define __device_builtin__
@@ -175,7 +179,7 @@ struct dim3 {
 // ---------------------------------------------------------------------------------------------
 namespace __emu {
 
-enum : unsigned char { ST_READY = 0, ST_BAR = 1, ST_WARP = 2, ST_EXITED = 3, ST_AMASK = 4 };
+enum : unsigned char { ST_READY = 0, ST_BAR = 1, ST_WARP = 2, ST_EXITED = 3, ST_AMASK = 4, ST_GRID = 5 };
 
 enum : unsigned char {
     OP_NONE = 0, OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY,
@@ -336,6 +340,7 @@ struct Executor {  // per OS thread (and per module): fibers, stacks, block stat
     Launch* L = nullptr;
     uint3 bid;
     uint3 tid_dims{0, 0, 0};
+    unsigned grid_waiting = 0;  // threads of this block waiting in grid.sync()
     unsigned char* dsmem = nullptr;
     size_t dsmem_len = 0;
     ~Executor();
@@ -356,10 +361,24 @@ struct Launch {
     std::atomic<int> active{0};  // blocks running right now
     std::atomic<int> failed{0};
     char msg[4096];
+    // cooperative launches (grid.sync): every block on its own OS thread, all resident at once
+    bool coop = false;
+    pthread_mutex_t gm = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t gcv = PTHREAD_COND_INITIALIZER;
+    uint64_t grid_live = 0, grid_arrived = 0, grid_gen = 0;
+    // the OS threads running blocks of this launch (the watchdog signals them)
+    pthread_mutex_t tm = PTHREAD_MUTEX_INITIALIZER;
+    pthread_t* thr = nullptr;
+    unsigned char* thr_live = nullptr;
+    unsigned nthr = 0, maxthr = 0;
+    volatile int cancel = 0;
+    double watchdog_s = 0;
 };
 
 struct Tls {  // trivially constructible: zero-initialised per OS thread, no TLS guard
     uint3 tid, bid, bdim, gdim;
+    unsigned long long serial;  // one per block run on this OS thread (tile barriers)
+    EmuFault* fault;            // armed while the kernel runs (faults, watchdog)
     Fiber* cur;
     Executor* ex;
     Launch* L;
@@ -543,6 +562,9 @@ static int bar_sync(int kind, int pred, const char* file, int line) {
                  "with mask 0x%08x", f->tid.x, f->tid.y, f->tid.z, bar_name(kind), base_name(file), line,
                  op_name(g->op), base_name(g->file), g->line, g->given);
     }
+    if (ex.grid_waiting)
+        fail("deadlock: thread (%u,%u,%u) reaches %s (%s:%d) while %u thread(s) of its block wait in grid.sync()",
+             f->tid.x, f->tid.y, f->tid.z, bar_name(kind), base_name(file), line, ex.grid_waiting);
     if (ex.bar_count == 0) {
         ex.bar_file = file;
         ex.bar_line = line;
@@ -628,8 +650,17 @@ static void complete_group(Executor& ex, const Group& g, unsigned base) {
                 else if (g.op == OP_SHFL_UP) { j = static_cast<long>(i) - static_cast<long>(static_cast<unsigned>(fi.carg)); ok = j >= seg; }
                 else if (g.op == OP_SHFL_DOWN) { j = static_cast<long>(i) + static_cast<long>(static_cast<unsigned>(fi.carg)); ok = j <= seg_end; }
                 else { j = static_cast<long>(static_cast<unsigned>(i) ^ static_cast<unsigned>(fi.carg)); ok = j <= seg_end; }
-                // Sources outside the segment, not in the mask, or non-existent: the caller's own value.
+                // Sources outside the segment or non-existent (partial last warp): the caller's own
+                // value. A source lane that exists and has not exited but is not named in the mask
+                // is undefined behaviour: a GPU returns whatever that lane's register holds, which
+                // the emulator cannot know, so it reports the shuffle instead of inventing a value.
                 if (ok && j >= 0 && j < 32 && ((mask >> j) & 1u)) r = fb[j].cval;
+                else if (ok && j >= 0 && j < 32 && ((ex.warps[base >> 5].exist >> j) & 1u))
+                    fail("%s (%s:%d) with mask 0x%08x: lane %d of warp %u reads lane %ld, which is live but not "
+                         "named in the mask; a GPU returns that lane's unsynchronised register value (undefined "
+                         "behaviour), so the emulator reports it instead of returning a number (name the lane "
+                         "in the mask, or keep the source inside it)", op_name(g.op), base_name(g.file), g.line,
+                         g.given, i, base >> 5, j);
                 else r = fi.cval;
                 break;
             }
@@ -818,6 +849,7 @@ static inline void nanosleep_impl(const char* file, int line) {
 }
 
 // ---- thread exit ---------------------------------------------------------------------------
+static void grid_thread_exit(Launch& L);
 static void thread_exit(Fiber* f) {
     Executor& ex = *tls.ex;
     Warp& w = ex.warps[f->linear >> 5];
@@ -832,6 +864,7 @@ static void thread_exit(Fiber* f) {
                  base_name(g->file), g->line, g->given);
     }
     if (ex.bar_count && ex.bar_count == ex.live) release_barrier(ex);
+    if (ex.L->coop) grid_thread_exit(*ex.L);
 }
 
 static void fiber_main(void* arg) {
@@ -928,7 +961,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
     for (;;) {
         bool progressed = false;
         for (unsigned i = 0; i < N; ++i) {
-            if (fb[i].state != ST_READY && fb[i].state != ST_AMASK) continue;
+            if (fb[i].state != ST_READY && fb[i].state != ST_AMASK && fb[i].state != ST_GRID) continue;
             progressed = true;
             tls.cur = &fb[i];
             tls.tid = fb[i].tid;
@@ -948,9 +981,88 @@ static void run_block_fibers(Executor& ex, Launch& L) {
             if (!(fb[i].state == ST_EXITED && fb[i].parked)) fb[i].parked = false;  // reset before reuse
 }
 
-static void run_blocks(Launch& L) {
+static constexpr int kRtVersion = EMU_RT_VERSION;
+static const EmuRtApi* g_rt = nullptr;  // the process-wide runtime (faults, watchdog); set at load
+
+static unsigned register_thread(Launch& L) {
+    unsigned slot = ~0u;
+    pthread_mutex_lock(&L.tm);
+    if (L.nthr < L.maxthr) {
+        slot = L.nthr++;
+        L.thr[slot] = pthread_self();
+        L.thr_live[slot] = 1;
+    }
+    pthread_mutex_unlock(&L.tm);
+    return slot;
+}
+static void unregister_thread(Launch& L, unsigned slot) {
+    if (slot == ~0u) return;
+    pthread_mutex_lock(&L.tm);
+    L.thr_live[slot] = 0;
+    pthread_mutex_unlock(&L.tm);
+}
+
+// Runs on the runtime's watchdog thread when a launch outlives its limit.
+static void watchdog_fire(void* arg) {
+    Launch& L = *static_cast<Launch*>(arg);
+    int expected = 0;
+    if (L.failed.compare_exchange_strong(expected, 1)) {
+        snprintf(L.msg, sizeof L.msg,
+                 "kernel '%s': watchdog: the launch was still running after %.3g s and was stopped (an infinite "
+                 "loop, or a spin-wait on memory that no running thread writes?); the limit is "
+                 "ACLNN_PY_EMU_WATCHDOG_S / aclnn_py.emulator.set_watchdog()", L.name, L.watchdog_s);
+        L.failed.store(2, std::memory_order_release);
+    }
+    L.cancel = 1;
+    pthread_mutex_lock(&L.tm);
+    for (unsigned i = 0; i < L.nthr; ++i)
+        if (L.thr_live[i] && g_rt) g_rt->kill_thread(L.thr[i]);
+    pthread_mutex_unlock(&L.tm);
+}
+
+static void record_fault(Launch& L, const EmuFault& fa) {
+    const uint3 t = tls.tid;
+    const uint3 bid = tls.bid;
+    if (fa.sig != SIGSEGV && fa.sig != SIGBUS && fa.sig != SIGFPE && fa.sig != SIGILL) {
+        if (!L.failed.load()) record(&L, bid, "stopped by the watchdog in thread (%u,%u,%u)", t.x, t.y, t.z);
+        return;
+    }
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(fa.addr);
+    if (fa.sig == SIGSEGV || fa.sig == SIGBUS) {
+        bool overflow = false;
+        if (Fiber* f = tls.cur) {
+            const uintptr_t lo = reinterpret_cast<uintptr_t>(f->map);
+            overflow = f->map && addr >= lo && addr < lo + page_size();
+        } else if (fa.sp) {
+            const uintptr_t sp = reinterpret_cast<uintptr_t>(fa.sp);
+            overflow = (addr <= sp + 4096 && addr + 65536 >= sp);
+        }
+        if (overflow) {
+            record(&L, bid, "stack overflow in thread (%u,%u,%u) (unbounded or too deep recursion?); the emulator "
+                   "gives each CUDA thread ACLNN_PY_EMU_STACK_KB=%zu KiB of stack", t.x, t.y, t.z,
+                   fiber_stack_size() / 1024);
+            return;
+        }
+        record(&L, bid, "illegal memory %s at address 0x%016llx in thread (%u,%u,%u) (%s%s)",
+               fa.write == 1 ? "write" : fa.write == 0 ? "read" : "access", static_cast<unsigned long long>(addr),
+               t.x, t.y, t.z, fa.sig == SIGBUS ? "SIGBUS" : "SIGSEGV",
+               fa.sig == SIGSEGV ? (fa.code == SEGV_MAPERR ? ": address not mapped" : ": no access permission") : "");
+        return;
+    }
+    if (fa.sig == SIGFPE) {
+        record(&L, bid, "%s in thread (%u,%u,%u) (SIGFPE); a GPU does not trap here but returns an unspecified value",
+               fa.code == FPE_INTDIV ? "integer division by zero" : fa.code == FPE_INTOVF ? "integer overflow in a division (INT_MIN / -1)" : "arithmetic exception",
+               t.x, t.y, t.z);
+        return;
+    }
+    record(&L, bid, "illegal instruction at 0x%016llx in thread (%u,%u,%u) (SIGILL)", static_cast<unsigned long long>(addr),
+           t.x, t.y, t.z);
+}
+
+static void run_blocks(Launch& L, bool single = false) {
     Executor& ex = executor();
     ex.L = &L;
+    ex.grid_waiting = 0;
     tls.ex = &ex;
     tls.L = &L;
     tls.bdim = L.block;
@@ -958,29 +1070,164 @@ static void run_blocks(Launch& L) {
     tls.cur = nullptr;
     unsigned char* smem = L.shmem ? dyn_smem_base() : nullptr;
     const uint64_t gx = L.grid.x, gxy = static_cast<uint64_t>(L.grid.x) * L.grid.y;
-    for (;;) {
-        if (L.failed.load(std::memory_order_relaxed)) break;
-        uint64_t b = L.next.fetch_add(1, std::memory_order_relaxed);
-        if (b >= L.nblocks) break;
-        uint3 bid{static_cast<unsigned>(b % gx), static_cast<unsigned>((b / gx) % L.grid.y), static_cast<unsigned>(b / gxy)};
-        tls.bid = bid;
-        ex.bid = bid;
-        if (smem) memset(smem, 0xFF, L.shmem);  // poison: uninitialised floats read as NaN
-        L.active.fetch_add(1, std::memory_order_relaxed);
+    const unsigned slot = register_thread(L);
+    EmuFault fa;
+    fa.armed = 0;
+    fa.cancel = &L.cancel;
+    EmuFault* prev = g_rt ? g_rt->enter(&fa) : nullptr;
+    tls.fault = g_rt ? &fa : nullptr;
+    volatile bool in_block = false;
+    if (sigsetjmp(fa.jb, 1)) {
+        // a fault or the watchdog stopped this thread inside the kernel
+        record_fault(L, fa);
         if (L.fibers) {
-            run_block_fibers(ex, L);
-        } else {
-            try {
-                L.block_fn(L.args);
-            } catch (ThreadStop&) {
-            } catch (...) {
-                record(&L, bid, "a C++ exception escaped the kernel");
-            }
+            for (unsigned i = 0; i < ex.nfib; ++i) ex.fibers[i].parked = false;  // reset before reuse
         }
-        L.active.fetch_sub(1, std::memory_order_relaxed);
+        tls.cur = nullptr;
+        if (in_block) L.active.fetch_sub(1, std::memory_order_relaxed);
+        if (L.coop) {
+            pthread_mutex_lock(&L.gm);
+            pthread_cond_broadcast(&L.gcv);
+            pthread_mutex_unlock(&L.gm);
+        }
+    } else {
+        fa.armed = 1;
+        for (;;) {
+            if (L.failed.load(std::memory_order_relaxed)) break;
+            uint64_t b = L.next.fetch_add(1, std::memory_order_relaxed);
+            if (b >= L.nblocks) break;
+            uint3 bid{static_cast<unsigned>(b % gx), static_cast<unsigned>((b / gx) % L.grid.y), static_cast<unsigned>(b / gxy)};
+            tls.bid = bid;
+            tls.serial++;
+            ex.bid = bid;
+            if (smem) memset(smem, 0xFF, L.shmem);  // poison: uninitialised floats read as NaN
+            L.active.fetch_add(1, std::memory_order_relaxed);
+            in_block = true;
+            if (L.fibers) {
+                run_block_fibers(ex, L);
+            } else {
+                try {
+                    L.block_fn(L.args);
+                } catch (ThreadStop&) {
+                } catch (...) {
+                    record(&L, bid, "a C++ exception escaped the kernel");
+                }
+            }
+            in_block = false;
+            L.active.fetch_sub(1, std::memory_order_relaxed);
+            if (single) break;
+        }
     }
+    fa.armed = 0;
+    tls.fault = nullptr;
+    if (g_rt) g_rt->leave(prev);
+    unregister_thread(L, slot);
     tls.L = nullptr;
     tls.ex = nullptr;
+}
+
+// ---- cooperative groups: grid-wide and large-tile barriers -----------------------------------
+static void grid_sync_impl(const char* file, int line) {
+    Fiber* f = tls.cur;
+    if (!f) plain_mode_fail("grid_group::sync", file, line);
+    Executor& ex = *tls.ex;
+    Launch& L = *ex.L;
+    if (!L.coop)
+        fail("this_grid().sync() (%s:%d) in a launch that is not cooperative: launch the kernel with "
+             "enable_cooperative_groups=True (RawKernel / RawModule), as CUDA requires cudaLaunchCooperativeKernel",
+             base_name(file), line);
+    if (ex.bar_count)
+        fail("deadlock: thread (%u,%u,%u) reaches grid.sync() (%s:%d) while %u thread(s) of its block wait at %s (%s:%d)",
+             f->tid.x, f->tid.y, f->tid.z, base_name(file), line, ex.bar_count, bar_name(ex.bar_kind),
+             base_name(ex.bar_file), ex.bar_line);
+    f->spin = 0;
+    pthread_mutex_lock(&L.gm);
+    const uint64_t gen = L.grid_gen;
+    if (++L.grid_arrived == L.grid_live) {
+        L.grid_arrived = 0;
+        L.grid_gen++;
+        pthread_cond_broadcast(&L.gcv);
+        pthread_mutex_unlock(&L.gm);
+        return;
+    }
+    pthread_mutex_unlock(&L.gm);
+    f->state = ST_GRID;
+    f->cfile = file;
+    f->cline = line;
+    ex.grid_waiting++;
+    for (;;) {
+        bool others = false;
+        for (unsigned i = 0; i < ex.nthreads; ++i)
+            if (ex.fibers[i].state == ST_READY || ex.fibers[i].state == ST_AMASK) { others = true; break; }
+        bool released;
+        pthread_mutex_lock(&L.gm);
+        released = L.grid_gen != gen;
+        if (!released && !others && !L.failed.load(std::memory_order_relaxed)) {
+            EmuFault* fa = tls.fault;
+            if (fa) fa->armed = 0;  // never jump out of a condition wait
+            struct timespec dl;
+            clock_gettime(CLOCK_REALTIME, &dl);
+            dl.tv_nsec += 20000000L;
+            if (dl.tv_nsec >= 1000000000L) { dl.tv_sec++; dl.tv_nsec -= 1000000000L; }
+            pthread_cond_timedwait(&L.gcv, &L.gm, &dl);
+            if (fa) fa->armed = 1;
+            released = L.grid_gen != gen;
+        }
+        pthread_mutex_unlock(&L.gm);
+        if (released) break;
+        if (L.failed.load(std::memory_order_relaxed)) {
+            ex.grid_waiting--;
+            f->state = ST_READY;
+            fail("stopped at grid.sync() (%s:%d): another block of the cooperative launch failed", base_name(file), line);
+        }
+        if (others) ctx_swap(&f->ctx, &ex.sched);
+    }
+    ex.grid_waiting--;
+    f->state = ST_READY;
+}
+
+static void grid_thread_exit(Launch& L) {
+    pthread_mutex_lock(&L.gm);
+    L.grid_live--;
+    if (L.grid_arrived && L.grid_arrived == L.grid_live) {
+        L.grid_arrived = 0;
+        L.grid_gen++;
+        pthread_cond_broadcast(&L.gcv);
+    }
+    pthread_mutex_unlock(&L.gm);
+}
+
+struct TileBar {
+    unsigned long long serial;
+    unsigned count, gen;
+};
+static thread_local TileBar tile_bars[kMaxFibers / 32];
+
+// thread_block_tile<N>::sync() for N > 32: a barrier of the tile's threads (livelock-checked).
+static void tile_sync_impl(unsigned n, const char* file, int line) {
+    Fiber* f = tls.cur;
+    if (!f) plain_mode_fail("thread_block_tile::sync", file, line);
+    Executor& ex = *tls.ex;
+    const unsigned idx = f->linear / n;
+    TileBar& b = tile_bars[idx];
+    if (b.serial != tls.serial) b = TileBar{tls.serial, 0, 0};
+    const unsigned members = std::min(n, ex.nthreads - idx * n);
+    const unsigned gen = b.gen;
+    f->spin = 0;
+    if (++b.count == members) {
+        b.count = 0;
+        b.gen++;
+        return;
+    }
+    while (b.gen == gen) {
+        if ((++f->spin & 1023u) == 0) spin_check(f, ex, "thread_block_tile::sync", file, line);
+        else ctx_swap(&f->ctx, &ex.sched);
+    }
+}
+
+static void* coop_thread(void* arg) {
+    run_blocks(*static_cast<Launch*>(arg), true);
+    return nullptr;
 }
 
 // ---- thread pool (pthreads; fork-safe: the child starts with an empty pool) ------------------
@@ -1044,6 +1291,29 @@ static inline unsigned pool_threads() {  // $ACLNN_PY_EMU_THREADS, else min(usab
 }
 
 static void run_grid(Launch& L) {
+    if (L.coop) {  // every block resident at once: one OS thread per block
+        L.grid_live = L.nblocks * L.nthreads;
+        const uint64_t nb = L.nblocks;
+        pthread_t* ts = new pthread_t[nb];
+        uint64_t started = 0;
+        for (uint64_t i = 1; i < nb; ++i) {
+            pthread_attr_t at;
+            pthread_attr_init(&at);
+            pthread_attr_setstacksize(&at, 1 << 20);
+            int rc = pthread_create(&ts[i], &at, coop_thread, &L);
+            pthread_attr_destroy(&at);
+            if (rc != 0) {
+                record(&L, uint3{0, 0, 0}, "cannot start %llu threads for a cooperative launch (%llu started)",
+                       static_cast<unsigned long long>(nb), static_cast<unsigned long long>(started + 1));
+                break;
+            }
+            started = i;
+        }
+        run_blocks(L, true);
+        for (uint64_t i = 1; i <= started; ++i) pthread_join(ts[i], nullptr);
+        delete[] ts;
+        return;
+    }
     unsigned nthr = pool_threads();
     if (L.nblocks < nthr) nthr = static_cast<unsigned>(L.nblocks);
     const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 2048;
@@ -1669,7 +1939,8 @@ struct KernelImpl {
 };
 
 static inline int launch_entry(const KernelDesc& d, const char* name, bool fibers, const unsigned* grid,
-                               const unsigned* block, void** params, size_t shmem, char* errbuf, size_t errlen) {
+                               const unsigned* block, void** params, size_t shmem, char* errbuf, size_t errlen,
+                               int flags, double watchdog_s) {
     auto err = [&](const char* fmt, auto... a) {
         if (errbuf && errlen) snprintf(errbuf, errlen, fmt, a...);
         return 1;
@@ -1702,13 +1973,24 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
     L->fibers = fibers || force;
     L->spin_limit = static_cast<unsigned>(env_size("ACLNN_PY_EMU_SPIN_LIMIT", 1u << 20));
     L->msg[0] = 0;
+    L->coop = (flags & 1) != 0;
+    if (L->coop) L->fibers = true;  // grid.sync needs every thread as a fiber
+    L->watchdog_s = watchdog_s;
+    L->maxthr = L->coop ? static_cast<unsigned>(std::min<uint64_t>(L->nblocks, 1u << 20)) : pool_threads() + 1;
+    L->thr = new pthread_t[L->maxthr];
+    L->thr_live = new unsigned char[L->maxthr]();
+    if (g_rt) g_rt->install();
+    const long wid = (g_rt && watchdog_s > 0) ? g_rt->watch(watchdog_s, watchdog_fire, L) : 0;
     run_grid(*L);
+    if (g_rt) g_rt->unwatch(wid);
     fflush(stdout);
     int rc = 0;
     if (L->failed.load(std::memory_order_acquire)) {
         rc = 1;
         if (errbuf && errlen) snprintf(errbuf, errlen, "%s", L->msg);
     }
+    delete[] L->thr;
+    delete[] L->thr_live;
     delete L;
     free(heap);
     return rc;
@@ -1718,5 +2000,22 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
 // Inline PTX cannot be emulated: `asm(...)` is a compile error (`__asm__("<ptx>")` fails in the
 // assembler). Only `asm` is poisoned so that std headers included later (they use __asm__) work.
 #define asm __emu_unsupported_inline_asm_in_kernel_code
+
+// The architecture the user targets (-arch=sm_XX, default sm_80), as NVRTC defines it, so that
+// `#if __CUDA_ARCH__ >= 700` branches are taken as on the GPU. Defined last: every header above
+// (and the std headers) must not see it. Code that then reaches inline PTX gets the asm error.
+#ifndef ACLNN_EMU_CUDA_ARCH
+#define ACLNN_EMU_CUDA_ARCH 800
+#endif
+#define __CUDA_ARCH__ ACLNN_EMU_CUDA_ARCH
+#define __CUDACC__ 1
+#ifndef __CUDACC_VER_MAJOR__
+#define __CUDACC_VER_MAJOR__ 12
+#define __CUDACC_VER_MINOR__ 4
+#define __CUDACC_VER_BUILD__ 0
+#endif
+#ifndef CUDART_VERSION
+#define CUDART_VERSION 12040
+#endif
 
 #endif  // ACLNN_PY_CUDA_EMU_H

@@ -1,0 +1,2 @@
+// emulator shim: everything is in <cooperative_groups.h>
+#include "../cooperative_groups.h"
