@@ -55,9 +55,9 @@ def gelu_erf(x):
     return 0.5 * x * _erfc(-x / math.sqrt(2))
 
 
-def gelu_tanh(x):
+def gelu_tanh(x):          # ½x(1 + tanh u) = x·σ(2u): no cancellation in the negative tail
     with np.errstate(over="ignore", invalid="ignore"):
-        return 0.5 * x * (1 + np.tanh(K_TANH * (x + 0.044715 * x ** 3)))
+        return x * _expit(2 * K_TANH * (x + 0.044715 * x ** 3))
 
 
 def gelu_erf_bwd(g, x):
@@ -67,9 +67,8 @@ def gelu_erf_bwd(g, x):
 
 def gelu_tanh_bwd(g, x):
     with np.errstate(over="ignore", invalid="ignore"):
-        u = K_TANH * (x + 0.044715 * x ** 3)
-        t = np.tanh(u)
-        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * K_TANH * (1 + 3 * 0.044715 * x * x))
+        sg = _expit(2 * K_TANH * (x + 0.044715 * x ** 3))      # ½(1 + tanh u); 1 − tanh² u = 4σ(1 − σ)
+        return g * (sg + 2 * x * sg * (1 - sg) * K_TANH * (1 + 3 * 0.044715 * x * x))
 
 
 def elu(x, alpha, scale, iscale):
