@@ -1,0 +1,114 @@
+// dropout.cu — the dropout family: aclnnDropoutGenMask / DoMask / Backward / Dropout and the cuDNN
+// dropout rows built on them.
+//
+// Mask convention (CANN's): a UINT8 buffer of align(numel, 128) / 8 bytes; element k (the row-major
+// index of the logical tensor) is kept iff bit (k % 8) of byte k / 8 is 1. Padding bits and bytes
+// (k >= numel) are 0.
+//
+// Random numbers: Philox4x32-10 (Salmon et al., SC'11), counter-based: the 4 words of block
+// j = k / 4 are philox(counter = (lo(j), hi(j), lo(offset), hi(offset)), key = (lo(seed), hi(seed)));
+// element k uses word k % 4 and is kept iff word >= thr, thr = round(p * 2^32) (an exact integer
+// compare: P(keep) = 1 - p). So a mask depends on (seed, offset, k) only — the same on the GPU and on
+// the emulator, for any grid — and PyTorch-style advancing of `offset` between calls (like
+// curand_init(seed, subsequence, offset)) draws fresh, independent masks.
+//
+// Kernels (grid-stride; one thread per mask byte = 8 elements for the generating kernels):
+//   dropout_gen_mask(mask, nbytes, numel, thr, seed, offset)
+//   dropout_do_mask<T>(x, mask, y, n, mult)            y = x * mult where the bit is 1, else 0
+//   dropout_fused<T>(x, y, mask, n, nbytes, thr, seed, offset, mult)   mask and y in one pass
+//   dropout_scale<T>(x, y, n, mult)                    y = x * mult (the identity of p = 0 / eval)
+#include "aclnn_common.cuh"
+
+using namespace aclnn;
+
+namespace {
+
+// Philox4x32-10 (Random123's philox4x32_R(10, ctr, key)): ten rounds, the key bumped between rounds.
+// Verified against Random123's known-answer vectors (tests/test_dropout_mask.py, kernel philox_kat).
+constexpr unsigned kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
+constexpr unsigned kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
+
+__device__ __forceinline__ uint4 philox4x32_10(uint4 c, uint2 k) {
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {
+      k.x += kPhiloxW0;
+      k.y += kPhiloxW1;
+    }
+    const unsigned long long p0 = static_cast<unsigned long long>(kPhiloxM0) * c.x;
+    const unsigned long long p1 = static_cast<unsigned long long>(kPhiloxM1) * c.z;
+    c = make_uint4(static_cast<unsigned>(p1 >> 32) ^ c.y ^ k.x, static_cast<unsigned>(p1),
+                   static_cast<unsigned>(p0 >> 32) ^ c.w ^ k.y, static_cast<unsigned>(p0));
+  }
+  return c;
+}
+
+// the 8 keep bits of mask byte b (elements 8b .. 8b+7; bits of elements >= numel are 0)
+__device__ __forceinline__ unsigned keep_byte(long long b, long long numel, unsigned long long thr,
+                                              unsigned long long seed, unsigned long long offset) {
+  unsigned bits = 0u;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const unsigned long long j = 2ull * static_cast<unsigned long long>(b) + h;   // Philox block
+    const uint4 r = philox4x32_10(make_uint4(static_cast<unsigned>(j), static_cast<unsigned>(j >> 32),
+                                             static_cast<unsigned>(offset), static_cast<unsigned>(offset >> 32)),
+                                  make_uint2(static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32)));
+    const unsigned w[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const long long k = 8 * b + 4 * h + i;
+      if (k < numel && static_cast<unsigned long long>(w[i]) >= thr) bits |= 1u << (4 * h + i);
+    }
+  }
+  return bits;
+}
+
+}  // namespace
+
+__global__ void dropout_gen_mask(unsigned char* __restrict__ mask, long long nbytes, long long numel,
+                                 unsigned long long thr, unsigned long long seed, unsigned long long offset) {
+  ACLNN_GRID_STRIDE_LOOP(b, nbytes) {
+    mask[b] = 8 * b < numel ? static_cast<unsigned char>(keep_byte(b, numel, thr, seed, offset)) : 0;
+  }
+}
+
+template <typename T>
+__global__ void dropout_do_mask(const T* x, const unsigned char* __restrict__ mask, T* y, long long n, float mult) {
+  ACLNN_GRID_STRIDE_LOOP(k, n) {
+    const bool keep = (mask[k >> 3] >> (k & 7)) & 1u;
+    store_f32(y + k, keep ? load_f32(x + k) * mult : 0.f);
+  }
+}
+
+template <typename T>
+__global__ void dropout_fused(const T* x, T* y, unsigned char* __restrict__ mask, long long n, long long nbytes,
+                              unsigned long long thr, unsigned long long seed, unsigned long long offset,
+                              float mult) {
+  ACLNN_GRID_STRIDE_LOOP(b, nbytes) {
+    const unsigned bits = 8 * b < n ? keep_byte(b, n, thr, seed, offset) : 0u;
+    mask[b] = static_cast<unsigned char>(bits);
+    for (int i = 0; i < 8; ++i) {
+      const long long k = 8 * b + i;
+      if (k >= n) break;
+      store_f32(y + k, (bits >> i) & 1u ? load_f32(x + k) * mult : 0.f);
+    }
+  }
+}
+
+// y = x * mult (train = false or p = 0: mult = 1, an exact copy)
+template <typename T>
+__global__ void dropout_scale(const T* x, T* y, long long n, float mult) {
+  ACLNN_GRID_STRIDE_LOOP(k, n) { store_f32(y + k, load_f32(x + k) * mult); }
+}
+
+// the raw generator, for the known-answer test: out[4*i ..] = philox(ctr[i], key[i])
+__global__ void philox_kat(const unsigned* __restrict__ in, unsigned* __restrict__ out, int n) {
+  ACLNN_GRID_STRIDE_LOOP(i, n) {
+    const unsigned* c = in + 6 * i;
+    const uint4 r = philox4x32_10(make_uint4(c[0], c[1], c[2], c[3]), make_uint2(c[4], c[5]));
+    out[4 * i] = r.x;
+    out[4 * i + 1] = r.y;
+    out[4 * i + 2] = r.z;
+    out[4 * i + 3] = r.w;
+  }
+}
