@@ -1,0 +1,175 @@
+"""Kernels that misbehave on the emulator (issue 9, item 11): a null write, an integer division by
+zero, unbounded recursion and an infinite loop are caught on the worker and reported at the next
+synchronize as ACL_ERROR_RT_AICORE_EXCEPTION (507015) with the kernel, the block, the thread and the
+address; the process stays usable. Out-of-bounds accesses are found in the bounds-check debug mode."""
+from __future__ import annotations
+
+import ctypes
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import aclnn_py as A
+from aclnn_py import acl, emulator
+from aclnn_py.status import AclError as E
+
+pytestmark = pytest.mark.skipif(A.acl._state.state.backend.name != "host" if A.acl._state.state.initialized else False,
+                                reason="emulator only")
+
+SRC = (Path(__file__).parent / "emulator_kernels" / "faults.cu").read_text()
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return A.RawModule(code=SRC, options=("-std=c++17",))
+
+
+@pytest.fixture
+def stream():
+    s, ret = acl.rt.create_stream()
+    assert ret == 0
+    yield s
+    assert acl.rt.destroy_stream(s) == 0
+
+
+def dev(nbytes: int) -> int:
+    p, ret = acl.rt.malloc(nbytes, 0)
+    assert ret == 0
+    return p
+
+
+def upload(a: np.ndarray) -> int:
+    p = dev(a.nbytes)
+    assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
+    return p
+
+
+def download(p: int, like: np.ndarray) -> np.ndarray:
+    out = np.empty_like(like)
+    assert acl.rt.memcpy(out.ctypes.data, out.nbytes, p, out.nbytes, 2) == 0
+    return out
+
+
+def expect_fault(stream, *patterns: str) -> str:
+    assert acl.rt.synchronize_stream(stream) == E.ACL_ERROR_RT_AICORE_EXCEPTION
+    msg = acl.get_recent_err_msg()
+    for p in patterns:
+        assert re.search(p, msg), (p, msg)
+    assert acl.rt.synchronize_stream(stream) == 0   # reported once
+    return msg
+
+
+def still_usable(mod, stream):
+    x = np.arange(64, dtype=np.float32)
+    px, py = upload(x), dev(x.nbytes)
+    mod.get_function("in_bounds")((1,), (64,), (px, py, np.int32(64)), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(download(py, x), 2 * x)
+    acl.rt.free(px)
+    acl.rt.free(py)
+
+
+def test_null_pointer_write(mod, stream):
+    p = dev(64 * 4)
+    mod.get_function("null_write")((2,), (64,), (p, np.int32(0)), stream=stream)
+    expect_fault(stream, r"null_write", r"block \(1,0,0\)", r"thread \(3,0,0\)",
+                 r"illegal memory write at address 0x0000000000000000", "SIGSEGV")
+    still_usable(mod, stream)
+    acl.rt.free(p)
+
+
+def test_integer_division_by_zero(mod, stream):
+    a = np.arange(1, 33, dtype=np.int32)
+    pa, po = upload(a), dev(a.nbytes)
+    mod.get_function("int_div_zero")((1,), (32,), (pa, po, np.int32(1)), stream=stream)
+    expect_fault(stream, r"int_div_zero", r"integer division by zero", r"thread \(5,0,0\)")
+    still_usable(mod, stream)
+
+
+@pytest.mark.parametrize("kernel", ["deep_recursion", "deep_recursion_fibers"])
+def test_unbounded_recursion_is_a_stack_overflow(mod, stream, kernel):
+    p = upload(np.zeros(64, np.int32))
+    emulator.set_watchdog(60)
+    try:
+        mod.get_function(kernel)((1,), (32,), (p,), stream=stream)
+        expect_fault(stream, kernel, r"stack overflow")
+    finally:
+        emulator.set_watchdog(None)
+    still_usable(mod, stream)
+
+
+@pytest.mark.parametrize("kernel", ["forever", "forever_fibers"])
+def test_infinite_loop_is_stopped_by_the_watchdog(mod, stream, kernel):
+    flag = upload(np.zeros(1, np.int32))
+    out = upload(np.zeros(64, np.int32))
+    emulator.set_watchdog(0.5)
+    try:
+        t0 = time.monotonic()
+        mod.get_function(kernel)((4,), (32,), (flag, out), stream=stream)
+        msg = expect_fault(stream, kernel, r"watchdog")
+        assert time.monotonic() - t0 < 30
+        assert "0.5 s" in msg
+    finally:
+        emulator.set_watchdog(None)
+    still_usable(mod, stream)
+
+
+def test_watchdog_default_is_generous():
+    assert emulator.watchdog_seconds() >= 60
+
+
+def test_fault_with_default_stream_raw_kernel(mod):
+    """CuPy-style use (stream=None): the fault is reported by synchronize_device, as a status."""
+    p = dev(64 * 4)
+    mod.get_function("null_write")((2,), (64,), (p, np.int32(0)))
+    assert acl.rt.synchronize_device() == E.ACL_ERROR_RT_AICORE_EXCEPTION
+    assert "null_write" in acl.get_recent_err_msg()
+    assert acl.rt.synchronize_device() == 0
+    acl.rt.free(p)
+
+
+# ---- bounds-check debug mode ------------------------------------------------------------------
+@pytest.fixture
+def bounds():
+    emulator.set_bounds_check(True)
+    yield
+    emulator.set_bounds_check(None)
+
+
+def test_store_one_past_the_end_is_found(mod, stream, bounds):
+    n = 100
+    x = np.zeros(n, np.float32)
+    p = upload(x)
+    mod.get_function("store_past_end")((1,), (128,), (p, np.int32(n)), stream=stream)
+    expect_fault(stream, r"store_past_end", r"out-of-bounds store", r"past the end", r"400-byte allocation",
+                 r"argument 0")
+    # the in-bounds part was still written back
+    np.testing.assert_array_equal(download(p, x), np.ones(n, np.float32))
+
+
+def test_store_before_the_start_is_found(mod, stream, bounds):
+    p = upload(np.zeros(64, np.float32))
+    mod.get_function("store_before_start")((1,), (64,), (p, np.int32(64)), stream=stream)
+    expect_fault(stream, r"store_before_start", r"before the start")
+
+
+def test_load_far_past_the_end_faults_with_the_argument(mod, stream, bounds):
+    n = 1024
+    px, py = upload(np.ones(n, np.float32)), dev(n * 4)
+    mod.get_function("load_past_end")((4,), (256,), (px, py, np.int32(n), np.int32(4096)), stream=stream)
+    expect_fault(stream, r"load_past_end", r"illegal memory read", r"past the end of the 4096-byte allocation",
+                 r"argument 0")
+
+
+def test_without_debug_mode_a_one_element_overrun_is_silent(mod, stream):
+    """Documents the cost/benefit: the overrun lands in the allocation's slack and is not seen."""
+    p = upload(np.zeros(100, np.float32))
+    mod.get_function("store_past_end")((1,), (128,), (p, np.int32(100)), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0
+
+
+def test_bounds_mode_gives_the_same_results(mod, stream, bounds):
+    still_usable(mod, stream)
