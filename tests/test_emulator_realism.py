@@ -1,0 +1,241 @@
+"""Issue 13's realism items on the emulator: cooperative groups (tiles, coalesced and labeled
+groups, cg::reduce, grid.sync with cooperative launches), __constant__ memory with get_global,
+cuComplex.h, every extern-shared spelling, partial-mask shuffles (legal ones match a GPU, undefined
+ones are reported), __CUDA_ARCH__, and one CompileException for compile errors."""
+from __future__ import annotations
+
+import ctypes
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import aclnn_py as A
+from aclnn_py import acl, emulator
+
+SRC = (Path(__file__).parent / "emulator_kernels" / "realism.cu").read_text()
+NAMES = ["cg_block_sum<32>", "cg_block_sum<16>", "cg_block_sum<4>"]
+
+pytestmark = pytest.mark.skipif(
+    acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator behaviour")
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return A.RawModule(code=SRC, options=("-std=c++17",), name_expressions=NAMES)
+
+
+class Dev:
+    """Device buffers from NumPy arrays (acl.rt memory)."""
+
+    def __init__(self):
+        self.ptrs = []
+
+    def up(self, a):
+        a = np.ascontiguousarray(a)
+        p, ret = acl.rt.malloc(max(a.nbytes, 1), 0)
+        assert ret == 0
+        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
+        self.ptrs.append(p)
+        return p
+
+    def zeros(self, n, dtype):
+        return self.up(np.zeros(n, dtype))
+
+    @staticmethod
+    def down(p, n, dtype):
+        out = np.empty(n, dtype)
+        assert acl.rt.memcpy(out.ctypes.data, out.nbytes, p, out.nbytes, 2) == 0
+        return out
+
+
+@pytest.fixture
+def d():
+    dv = Dev()
+    yield dv
+    for p in dv.ptrs:
+        acl.rt.free(p)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cg_tile_reduce_block_sum(mod, d, name):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(5000).astype(np.float32)
+    px, po = d.up(x), d.zeros(3, np.float32)
+    mod.get_function(name)((3,), (256,), (px, po, np.int32(x.size)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    got = d.down(po, 3, np.float32).astype(np.float64).sum()
+    np.testing.assert_allclose(got, x.astype(np.float64).sum(), rtol=1e-5, atol=1e-3)
+
+
+def test_cg_tile_collectives(mod, d):
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 200, 65).astype(np.int32)
+    px = d.up(x)
+    mx, mn, bal, aa = (d.zeros(8, np.int32), d.zeros(8, np.int32), d.zeros(8, np.uint32), d.zeros(8, np.int32))
+    mod.get_function("cg_tile_ops")((1,), (64,), (px, mx, mn, bal, aa))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    t = x[:64].reshape(8, 8)
+    np.testing.assert_array_equal(d.down(mx, 8, np.int32), t.max(1))
+    np.testing.assert_array_equal(d.down(mn, 8, np.int32), t.min(1))
+    want_bal = [sum(1 << j for j in range(8) if r[j] % 2 == 0) for r in t]
+    np.testing.assert_array_equal(d.down(bal, 8, np.uint32), want_bal)
+    want_aa = [2 * int((r > 100).any()) + int((r >= 0).all()) + 4 for r in t]
+    np.testing.assert_array_equal(d.down(aa, 8, np.int32), want_aa)
+
+
+def test_cg_tiles_larger_than_a_warp(mod, d):
+    po = d.zeros(256, np.int32)
+    mod.get_function("cg_big_tile")((1,), (256,), (po,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    i = np.arange(256)
+    want = (i // 64) * 64 + (63 - i % 64) + 1000 * (i // 64)
+    np.testing.assert_array_equal(d.down(po, 256, np.int32), want)
+
+
+def test_coalesced_threads_warp_aggregated_atomics(mod, d):
+    rng = np.random.default_rng(3)
+    src = rng.integers(-5, 6, 1000).astype(np.int32)
+    ps, pd, pn = d.up(src), d.zeros(1000, np.int32), d.zeros(1, np.int32)
+    mod.get_function("filter_k")((4,), (256,), (pd, pn, ps, np.int32(src.size)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    n = int(d.down(pn, 1, np.int32)[0])
+    pos = src[src > 0]
+    assert n == pos.size
+    np.testing.assert_array_equal(np.sort(d.down(pd, 1000, np.int32)[:n]), np.sort(pos))
+
+
+def test_labeled_partition(mod, d):
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 3, 32).astype(np.int32)
+    vals = rng.integers(0, 10, 32).astype(np.int32)
+    po = d.zeros(32, np.int32)
+    mod.get_function("labeled_sums")((1,), (32,), (d.up(labels), d.up(vals), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    want = [vals[labels == l].sum() * 100 + (labels == l).sum() for l in labels]
+    np.testing.assert_array_equal(d.down(po, 32, np.int32), want)
+
+
+def test_grid_sync_with_a_cooperative_launch(d):
+    k = A.RawKernel(SRC, "grid_two_phase", options=("-std=c++17",), enable_cooperative_groups=True)
+    n = 3000
+    pb, po = d.zeros(n, np.float32), d.zeros(n, np.float32)
+    k((6,), (128,), (pb, po, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, n, np.float32), np.full(n, n - 1, np.float32))
+
+
+def test_grid_sync_without_a_cooperative_launch_is_an_error(mod, d):
+    pb, po = d.zeros(64, np.float32), d.zeros(64, np.float32)
+    from aclnn_py.status import AclError
+    mod.get_function("grid_two_phase")((2,), (32,), (pb, po, np.int32(64)))
+    assert acl.rt.synchronize_device() == AclError.ACL_ERROR_RT_AICORE_EXCEPTION
+    assert "enable_cooperative_groups" in acl.get_recent_err_msg()
+
+
+def test_cooperative_grid_limit_like_cupy(d):
+    k = A.RawKernel(SRC, "grid_two_phase", options=("-std=c++17",), enable_cooperative_groups=True)
+    limit = emulator.cooperative_max_blocks(256)
+    pb, po = d.zeros(4096, np.float32), d.zeros(4096, np.float32)
+    with pytest.raises(ValueError, match="exceeds the limit"):
+        k((limit, 2), (256,), (pb, po, np.int32(4096)))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        k((limit + 5,), (256,), (pb, po, np.int32(4096)))   # 1-D: reduced with a warning, as CuPy does
+    assert any("reduced" in str(x.message) for x in w)
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 4096, np.float32), np.full(4096, 4095, np.float32))
+
+
+def test_constant_memory_set_from_the_host(d):
+    mod = A.RawModule(code=SRC, options=("-std=c++17",), name_expressions=NAMES)
+    g = mod.get_global("c_scale")
+    assert g.size == 16 and int(g) == g.ptr
+    scale = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    g.copy_from_host(scale.ctypes.data, scale.nbytes)
+    cnt = mod.get_global("d_counter")
+    cnt.memset(0, 4)
+    x = np.arange(10, dtype=np.float32)
+    px, py = d.up(x), d.zeros(10, np.float32)
+    mod.get_function("use_constants")((1,), (32,), (px, py, np.int32(10)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(py, 10, np.float32), x * scale[np.arange(10) % 4])
+    back = np.zeros(1, np.int32)
+    cnt.copy_to_host(back.ctypes.data, 4)
+    assert back[0] == 1
+    np.testing.assert_array_equal(g.as_numpy(np.float32), scale)
+    with pytest.raises(ValueError):
+        g.copy_from_host(scale.ctypes.data, 32)   # past the variable
+    with pytest.raises(LookupError):
+        mod.get_global("no_such_symbol")
+
+
+def test_cucomplex(mod, d):
+    rng = np.random.default_rng(5)
+    n = 100
+    a = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    b = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(np.complex64)
+    pc, pab = d.zeros(n, np.complex64), d.zeros(n, np.float32)
+    mod.get_function("cmul")((1,), (128,), (d.up(a), d.up(b), pc, pab, np.int32(n)))
+    az, bz = a.astype(np.complex128), b.astype(np.complex128)
+    pz = d.zeros(n, np.complex128)
+    mod.get_function("zmul")((1,), (128,), (d.up(az), d.up(bz), pz, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_allclose(d.down(pc, n, np.complex64), a, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d.down(pab, n, np.float32), np.abs(a * b), rtol=1e-5)
+    np.testing.assert_allclose(d.down(pz, n, np.complex128), az * bz + np.conj(az), rtol=1e-13)
+
+
+@pytest.mark.parametrize("k", ["ext_shared_1", "ext_shared_2", "ext_shared_3", "ext_shared_4"])
+def test_extern_shared_spellings(mod, d, k):
+    po = d.zeros(64, np.float32)
+    mod.get_function(k)((1,), (64,), (po,), shared_mem=64 * 4)
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 64, np.float32), np.arange(63, -1, -1, dtype=np.float32))
+
+
+def test_partial_mask_shuffle_matches_a_gpu(mod, d):
+    x = np.arange(1, 33, dtype=np.int32)
+    po = d.zeros(32, np.int32)
+    mod.get_function("shfl_partial_ok")((1,), (32,), (d.up(x), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    got = d.down(po, 32, np.int32)
+    assert got[0] == x[:16].sum()          # lane 0 of the 16-lane segment has the segment's sum
+    np.testing.assert_array_equal(got[16:], x[16:])
+
+
+def test_shuffle_from_a_live_lane_outside_the_mask_is_reported(mod, d):
+    """CUDA's reduce7 pattern: the GPU returns an unsynchronised register; the emulator must not
+    invent a number (it used to return the caller's own value: 4x the right sum)."""
+    from aclnn_py.status import AclError
+    po = d.zeros(32, np.int32)
+    mod.get_function("shfl_outside_mask")((1,), (32,), (d.up(np.arange(32, dtype=np.int32)), po))
+    assert acl.rt.synchronize_device() == AclError.ACL_ERROR_RT_AICORE_EXCEPTION
+    msg = acl.get_recent_err_msg()
+    assert "shfl_outside_mask" in msg and "not named in the mask" in msg and "0x000000ff" in msg
+
+
+@pytest.mark.parametrize("opts,want", [(("-std=c++17",), 800), (("-std=c++17", "-arch=sm_90"), 900),
+                                       (("--gpu-architecture=compute_75",), -750), (("-arch", "sm_60"), -600)])
+def test_cuda_arch_follows_the_target(d, opts, want):
+    mod = A.RawModule(code=SRC, options=opts, name_expressions=NAMES)
+    po = d.zeros(1, np.int32)
+    mod.get_function("arch_value")((1,), (1,), (po,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(po, 1, np.int32)[0] == want
+
+
+@pytest.mark.parametrize("src,needle", [
+    ('extern "C" __global__ void k(int* p) {\n  p[0] = undeclared_thing;\n}', r"broken\.cu:2"),
+    ('extern "C" __global__ void k(int* p) { p[0] = 1 }', r"broken\.cu:1"),
+    ('#include <does_not_exist.h>\nextern "C" __global__ void k(int* p) {}', r"does_not_exist"),
+])
+def test_compile_errors_are_one_exception_with_the_log(src, needle):
+    import re
+    with pytest.raises(emulator.CompileException) as ei:
+        emulator.compile_module(src, filename="broken.cu")
+    e = ei.value
+    assert re.search(needle, e.get_message()) and re.search(needle, str(e))
+    assert e.source == src and e.name == "broken.cu"
+    assert A.raw.CompileException is emulator.CompileException
