@@ -509,8 +509,11 @@ class _LRU:
 def _attr_key(v):
     if isinstance(v, (aclIntArray, aclFloatArray, aclBoolArray)):
         return type(v), tuple(v.values) if hasattr(v, "values") else None
-    if isinstance(v, aclScalar):
-        return None       # scalars are compared by value in the plan; not cached
+    if isinstance(v, aclScalar):       # by dtype and exact bits (a NaN scalar hits too)
+        try:
+            return aclScalar, int(v.data_type), np.asarray(v.value).tobytes()
+        except (TypeError, ValueError):
+            return None
     return type(v), v
 
 
