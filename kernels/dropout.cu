@@ -95,6 +95,40 @@ __global__ void dropout_fused(const T* x, T* y, unsigned char* __restrict__ mask
   }
 }
 
+// The cuDNN face's generator state: a states buffer of 4 u64 words {kDropoutStateMagic, seed, offset,
+// 0} in device memory (the one the user allocated for cudnnSetDropoutDescriptor). The stateful forward
+// reads (seed, offset) from it at run time; dropout_state_advance then bumps offset (a separate launch,
+// so every thread of the forward saw the old value), so successive forwards draw fresh masks.
+constexpr unsigned long long kDropoutStateMagic = 0x41434C4E44524F50ull;   // "ACLNDROP"
+
+__global__ void dropout_state_set(unsigned long long* st, unsigned long long seed) {
+  if (global_thread_id() == 0) {
+    st[0] = kDropoutStateMagic;
+    st[1] = seed;
+    st[2] = 0ull;
+    st[3] = 0ull;
+  }
+}
+
+__global__ void dropout_state_advance(unsigned long long* st) {
+  if (global_thread_id() == 0) st[2] += 1ull;
+}
+
+template <typename T>
+__global__ void dropout_fused_state(const T* x, T* y, unsigned char* __restrict__ mask, long long n, long long nbytes,
+                                    unsigned long long thr, const unsigned long long* __restrict__ st, float mult) {
+  const unsigned long long seed = st[1], offset = st[2];
+  ACLNN_GRID_STRIDE_LOOP(b, nbytes) {
+    const unsigned bits = 8 * b < n ? keep_byte(b, n, thr, seed, offset) : 0u;
+    mask[b] = static_cast<unsigned char>(bits);
+    for (int i = 0; i < 8; ++i) {
+      const long long k = 8 * b + i;
+      if (k >= n) break;
+      store_f32(y + k, (bits >> i) & 1u ? load_f32(x + k) * mult : 0.f);
+    }
+  }
+}
+
 // y = x * mult (train = false or p = 0: mult = 1, an exact copy)
 template <typename T>
 __global__ void dropout_scale(const T* x, T* y, long long n, float mult) {

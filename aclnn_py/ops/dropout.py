@@ -39,7 +39,8 @@ __all__ = ["mask_bytes", "keep_threshold", "philox4x32_10"]
 INVALID = AclnnStatus.ACLNN_ERR_PARAM_INVALID
 U8 = aclDataType.ACL_UINT8
 GROUP = "Dropout"
-FAMILY = declare("dropout", ["dropout_gen_mask", "philox_kat"],
+FAMILY = declare("dropout", ["dropout_gen_mask", "philox_kat", "dropout_state_set", "dropout_state_advance"],
+                 instantiate("dropout_fused_state<{T}>", T=FLOAT_CTYPES),
                  instantiate("dropout_do_mask<{T}>", T=FLOAT_CTYPES), instantiate("dropout_fused<{T}>", T=FLOAT_CTYPES),
                  instantiate("dropout_scale<{T}>", T=FLOAT_CTYPES))
 BLOCK = 256
