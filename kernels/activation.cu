@@ -138,6 +138,11 @@ struct Hardsigmoid {
     return r / C(6);
   }
 };
+struct Swish {                          // a = beta (cuDNN's CUDNN_ACTIVATION_SWISH): x·σ(βx)
+  double beta;
+  __device__ explicit Swish(const OpParams& p) : beta(p.a) {}
+  template <typename C> __device__ C operator()(C x) const { return x * sigm(C(beta) * x); }
+};
 struct Mish {
   ACLNN_NO_PARAMS(Mish)
   template <typename C> __device__ C operator()(C x) const { return x * m_tanh(softplus0(x)); }
@@ -234,6 +239,14 @@ struct HardsigmoidBwd {
   ACLNN_NO_PARAMS(HardsigmoidBwd)
   template <typename C> __device__ C operator()(C g, C x) const {
     return (x > C(-3) && x < C(3)) ? g / C(6) : C(0);
+  }
+};
+struct SwishBwd {                       // a = beta; saved = x: σ(βx) + βx·σ(βx)(1 − σ(βx))
+  double beta;
+  __device__ explicit SwishBwd(const OpParams& p) : beta(p.a) {}
+  template <typename C> __device__ C operator()(C g, C x) const {
+    const C bx = C(beta) * x, s = sigm(bx);
+    return g * (s + bx * s * (C(1) - s));
   }
 };
 struct MishBwd {

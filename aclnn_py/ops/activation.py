@@ -337,6 +337,18 @@ _OPS = [
              formula="g·(tanh(sp(self)) + self·σ(self)·(1 − tanh²(sp(self))))"),
 ]
 
+# what the cuDNN face (aclnn_py/cudnn/activation.py) launches beyond the aclnn ops: DOUBLE tensors and
+# CUDNN_ACTIVATION_SWISH (x·σ(βx)), through the same plan_unary / plan_binary
+CUDNN_FWD = {"SIGMOID": "Sigmoid", "RELU": "Relu", "TANH": "Tanh", "CLIPPED_RELU": "Hardtanh", "ELU": "Elu",
+             "SWISH": "Swish"}
+CUDNN_BWD = {"SIGMOID": "SigmoidBwd", "RELU": "ThresholdBwd", "TANH": "TanhBwd", "CLIPPED_RELU": "HardtanhBwd",
+             "ELU": "EluBwd<false>", "SWISH": "SwishBwd"}
+for _f in CUDNN_FWD.values():
+    _declare("unary", _f, _FLOATS_D)
+for _f in CUDNN_BWD.values():
+    _declare("binary", _f, _FLOATS_D)
+    _declare("binary_bcast", _f, _FLOATS_D)
+
 declare(FAMILY, _KERNELS)
 for _op in _OPS:
     globals()[_op.name] = register(_op, globals())
