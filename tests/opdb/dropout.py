@@ -369,6 +369,21 @@ def bench_drop(rng, shape, dtype, channels_last):
     return make_drop(rng, tuple(shape), dtype, note="bench")
 
 
+def torch_gpu_apply(kind):
+    x, attr = ("self", "prob") if kind == "do" else ("grad_output", "scale")
+
+    def make(s, device):
+        import torch
+        dt = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16}[s.tensors[x].dtype]
+        v = torch.from_numpy(s.tensors[x].rounded()).to(device=device, dtype=dt)
+        keep = torch.from_numpy(unpack(s.tensors["mask"].values.astype(np.uint8), v.numel()).reshape(tuple(v.shape)))
+        keep = keep.to(device)
+        a = s.attrs[attr]
+        scale = (0.0 if a >= 1 else 1 / (1 - a)) if kind == "do" else a
+        return lambda: torch.ops.aten.native_dropout_backward(v, keep, scale)
+    return make
+
+
 def torch_gpu_drop(s, device):
     import torch
     x = torch.from_numpy(s.tensors["input"].rounded()).to(device=device, dtype={F32: torch.float32, F16: torch.float16,
@@ -378,13 +393,13 @@ def torch_gpu_drop(s, device):
 
 OPS = [
     OpInfo("DropoutGenMask", gen_samples, gen_ref, gen_errors, ("out",), torch_reference=None,
-           data_dtype_of=lambda s: F32, data="out"),
+           data_dtype_of=lambda s: F32, data="out", bench=lambda rng, shape, dtype, cl: make_gen(rng, tuple(shape))),
     OpInfo("DropoutDoMask", apply_samples("do"), apply_ref("do"), apply_errors("do"), ("out",),
            torch_reference=apply_torch("do"), data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="self",
-           bench=bench_apply("do")),
+           bench=bench_apply("do"), torch_gpu=torch_gpu_apply("do")),
     OpInfo("DropoutBackward", apply_samples("bwd"), apply_ref("bwd"), apply_errors("bwd"), ("out",),
            torch_reference=apply_torch("bwd"), data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="grad_output",
-           bench=bench_apply("bwd")),
+           bench=bench_apply("bwd"), torch_gpu=torch_gpu_apply("bwd")),
     OpInfo("Dropout", drop_samples, drop_ref, drop_errors, ("out", "mask_out"), torch_reference=drop_torch,
            data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="input", bench=bench_drop,
            torch_gpu=torch_gpu_drop),
