@@ -14,7 +14,7 @@ import pytest
 import aclnn_py as A
 from aclnn_py import acl, emulator
 
-SRC = (Path(__file__).parent / "emulator_kernels" / "realism.cu").read_text()
+SRC = (Path(__file__).parent / "emulator_kernels" / "cg" / "realism.cu").read_text()
 NAMES = ["cg_block_sum<32>", "cg_block_sum<16>", "cg_block_sum<4>"]
 
 pytestmark = pytest.mark.skipif(

@@ -1,3 +1,5 @@
+// In a subdirectory: the NVRTC compile check (tests/test_nvrtc.py) globs emulator_kernels/*.cu and has
+// no CCCL headers (<nv/target>), which CUDA 13's cooperative_groups.h needs; CuPy adds them itself.
 // Features real third-party kernels use (tests/test_emulator_realism.py).
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
