@@ -1,6 +1,8 @@
 """The recent error message (``aclGetRecentErrMsg``): thread local, newest first, cleared on read."""
 from __future__ import annotations
 
+import functools
+import os
 import threading
 
 _local = threading.local()
@@ -32,3 +34,24 @@ def get_recent_err_msg() -> str | None:
         return None
     _local.msgs = []
     return "\n".join(msgs)
+
+
+STRICT = os.environ.get("ACLNN_PY_STRICT", "") not in ("", "0")   # tests: internal errors propagate
+
+
+def guarded(api: str, status, *defaults):
+    """Decorator, the last line of defence of a public API: an exception that escapes the function
+    (a bug: every bad argument has its own check and message) becomes ``(*defaults, status)`` with a
+    message naming the API. Under ``ACLNN_PY_STRICT=1`` (the tests, the fuzzers) it propagates."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:
+                if STRICT:
+                    raise
+                record_error(f"{api}: internal error ({type(e).__name__}: {e}); please report it")
+                return (*defaults, status) if defaults else status
+        return inner
+    return wrap

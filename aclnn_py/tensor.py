@@ -104,42 +104,65 @@ class aclTensor:
                 f"offset={self.offset}, format={aclFormat(self.format).name}, addr={self.addr and hex(self.addr)})")
 
 
-def _int_tuple(v) -> tuple[int, ...] | None:
+_I64 = 1 << 63
+
+
+def _int_tuple(v, lo: int = -_I64, hi: int = _I64) -> tuple[int, ...] | None:
+    """``v`` as a tuple of ints in [lo, hi) (NumPy integers accepted, bools and floats not), or None."""
+    if isinstance(v, (str, bytes, dict)) or v is None:
+        return None
     try:
         t = tuple(v)
     except TypeError:
         return None
-    if not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in t):
+    if len(t) > 64 or not all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in t):
         return None
-    return tuple(int(x) for x in t)
+    t = tuple(int(x) for x in t)
+    return t if all(lo <= x < hi for x in t) else None
+
+
+def _as_int(v) -> int | None:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        return None
+    return int(v)
 
 
 def _make_fields(api, view_dims, data_type, strides, offset, format, storage_dims, addr):
-    dims = _int_tuple(view_dims) if view_dims is not None else None
-    if dims is None or any(d < 0 for d in dims):
-        record_error(f"{api}: view_dims must be a sequence of non-negative ints, got {view_dims!r}")
+    """The fields of a tensor description, or None (message recorded). Every integer must be an
+    int64 (CANN's C types: ``const int64_t*`` dims and strides, ``int64_t`` offset), the element counts
+    of the view and of the storage must fit an int64 too, and an address is an unsigned 64-bit value."""
+    dims = _int_tuple(view_dims, 0) if view_dims is not None else None
+    if dims is None:
+        record_error(f"{api}: view_dims must be a sequence of at most 64 ints in [0, 2**63), got {view_dims!r}")
+        return None
+    if math.prod(dims) >= _I64:
+        record_error(f"{api}: view_dims {dims} hold {math.prod(dims)} elements, more than an int64 can count")
         return None
     st = contiguous_strides(dims) if strides is None else _int_tuple(strides)
-    if st is None or len(st) != len(dims):
-        record_error(f"{api}: strides must be None or {len(dims)} ints (one per view dim), got {strides!r}")
+    if st is None or len(st) != len(dims) or any(abs(x) >= _I64 for x in st):
+        record_error(f"{api}: strides must be None or {len(dims)} int64s (one per view dim), got {strides!r}")
         return None
-    sdims = dims if storage_dims is None else _int_tuple(storage_dims)
-    if sdims is None or any(d < 0 for d in sdims):
-        record_error(f"{api}: storage_dims must be a sequence of non-negative ints, got {storage_dims!r}")
+    sdims = dims if storage_dims is None else _int_tuple(storage_dims, 0)
+    if sdims is None or math.prod(sdims) >= _I64:
+        record_error(f"{api}: storage_dims must be a sequence of at most 64 ints in [0, 2**63) whose product "
+                     f"fits an int64, got {storage_dims!r}")
         return None
+    dt_i, fmt_i = _as_int(data_type), _as_int(format)
     try:
-        dt, fmt = aclDataType(data_type), aclFormat(format)
+        dt, fmt = aclDataType(dt_i), aclFormat(fmt_i)
     except ValueError:
         record_error(f"{api}: unknown data_type {data_type!r} or format {format!r}")
         return None
-    if not isinstance(offset, (int, np.integer)) or offset < 0:
-        record_error(f"{api}: offset must be an int >= 0, got {offset!r}")
+    off = _as_int(offset)
+    if off is None or not 0 <= off < _I64:
+        record_error(f"{api}: offset must be an int in [0, 2**63), got {offset!r}")
         return None
-    if addr is not None and (not isinstance(addr, (int, np.integer)) or addr < 0):
-        record_error(f"{api}: addr must be an int address or None, got {addr!r}")
+    a = None if addr is None else _as_int(addr)
+    if addr is not None and (a is None or not 0 <= a < (1 << 64)):
+        record_error(f"{api}: addr must be an int address in [0, 2**64) or None, got {addr!r}")
         return None
-    return dict(view_dims=dims, data_type=dt, strides=st, offset=int(offset), format=fmt, storage_dims=sdims,
-                addr=None if addr in (None, 0) else int(addr))
+    return dict(view_dims=dims, data_type=dt, strides=st, offset=off, format=fmt, storage_dims=sdims,
+                addr=None if not a else a)
 
 
 def aclCreateTensor(view_dims, data_type, strides, offset, format, storage_dims, addr):
@@ -151,6 +174,8 @@ def aclCreateTensor(view_dims, data_type, strides, offset, format, storage_dims,
 def aclInitTensor(tensor, view_dims, data_type, strides, offset, format, storage_dims, addr):
     if tensor is None:
         return fail(NULLPTR, "aclInitTensor: tensor is null")
+    if not isinstance(tensor, aclTensor):
+        return fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"aclInitTensor: not an aclTensor: {tensor!r}")
     f = _make_fields("aclInitTensor", view_dims, data_type, strides, offset, format, storage_dims, addr)
     if f is None:
         return AclnnStatus.ACLNN_ERR_PARAM_INVALID
@@ -181,6 +206,8 @@ def aclDestroyTensor(tensor):
 def _getter(api, tensor, fn, empty):
     if tensor is None:
         return empty, fail(NULLPTR, f"{api}: tensor is null")
+    if not isinstance(tensor, aclTensor):
+        return empty, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"{api}: not an aclTensor: {type(tensor).__name__}")
     return fn(tensor), OK
 
 
@@ -215,7 +242,13 @@ def aclGetRawTensorAddr(tensor):
 def aclSetRawTensorAddr(tensor, addr):
     if tensor is None:
         return fail(NULLPTR, "aclSetRawTensorAddr: tensor is null")
-    tensor.addr = None if addr in (None, 0) else int(addr)
+    if not isinstance(tensor, aclTensor):
+        return fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"aclSetRawTensorAddr: not an aclTensor: {tensor!r}")
+    a = None if addr is None else _as_int(addr)
+    if addr is not None and (a is None or not 0 <= a < (1 << 64)):
+        return fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID,
+                    f"aclSetRawTensorAddr: addr must be an int address in [0, 2**64) or None, got {addr!r}")
+    tensor.addr = a or None
     return OK
 
 
@@ -232,13 +265,21 @@ class aclScalar:
 
 def aclCreateScalar(value, data_type):
     """A scalar holding a copy of ``value`` converted to ``data_type``; ``None`` if it cannot."""
-    info = dtype_info(data_type)
+    info = dtype_info(data_type) if _as_int(data_type) is not None else None
     if value is None or info is None:
         record_error(f"aclCreateScalar: need a value and a supported data_type, got {value!r}, {data_type!r}")
         return None
     try:
-        v = np.asarray(value).astype(info.numpy).reshape(())[()]
-    except (TypeError, ValueError) as e:
+        src = np.asarray(value)
+        if src.shape != () or src.dtype.kind not in "biuf":
+            raise TypeError(f"a real number is expected, got {type(value).__name__}")
+        with np.errstate(all="ignore"):
+            v = src.astype(info.numpy).reshape(())[()]
+        if src.dtype.kind in "biu" and np.dtype(info.numpy).kind in "biu" and int(v) != int(src):
+            raise ValueError("out of range")
+        if np.isfinite(src) and not np.isfinite(v):
+            raise ValueError("out of range (it would become infinite)")
+    except (TypeError, ValueError, OverflowError) as e:
         record_error(f"aclCreateScalar: cannot convert {value!r} to {aclDataType(data_type).name}: {e}")
         return None
     return aclScalar(v, aclDataType(data_type))
@@ -279,22 +320,47 @@ def _create_array(cls, api, values, conv):
         record_error(f"{api}: value is null")
         return None
     try:
+        if isinstance(values, (str, bytes, dict)):
+            raise TypeError(f"a sequence of numbers is expected, got {type(values).__name__}")
         return cls(tuple(conv(v) for v in values))
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         record_error(f"{api}: {e}")
         return None
 
 
+def _to_int64(v) -> int:
+    i = _as_int(v)
+    if i is None or not -_I64 <= i < _I64:
+        raise ValueError(f"int64 values expected, got {v!r}")
+    return i
+
+
+def _to_float32(v) -> float:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"real numbers expected, got {v!r}")
+    with np.errstate(all="ignore"):
+        f = np.float32(v)
+    if np.isfinite(v) and not np.isfinite(f):
+        raise ValueError(f"{v!r} overflows float32")
+    return float(f)
+
+
+def _to_bool(v) -> bool:
+    if not isinstance(v, (bool, np.bool_, int, np.integer)):
+        raise TypeError(f"bools expected, got {v!r}")
+    return bool(v)
+
+
 def aclCreateIntArray(values):
-    return _create_array(aclIntArray, "aclCreateIntArray", values, lambda v: int(np.int64(v)))
+    return _create_array(aclIntArray, "aclCreateIntArray", values, _to_int64)
 
 
 def aclCreateFloatArray(values):
-    return _create_array(aclFloatArray, "aclCreateFloatArray", values, lambda v: float(np.float32(v)))
+    return _create_array(aclFloatArray, "aclCreateFloatArray", values, _to_float32)
 
 
 def aclCreateBoolArray(values):
-    return _create_array(aclBoolArray, "aclCreateBoolArray", values, bool)
+    return _create_array(aclBoolArray, "aclCreateBoolArray", values, _to_bool)
 
 
 def _destroy(_obj):
@@ -304,22 +370,24 @@ def _destroy(_obj):
 aclDestroyIntArray = aclDestroyFloatArray = aclDestroyBoolArray = _destroy
 
 
-def _size(api, obj):
+def _size(api, obj, cls):
     if obj is None:
         return 0, fail(NULLPTR, f"{api}: array is null")
+    if not isinstance(obj, cls):
+        return 0, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"{api}: not an {cls.__name__}: {type(obj).__name__}")
     return len(obj), OK
 
 
 def aclGetIntArraySize(a):
-    return _size("aclGetIntArraySize", a)
+    return _size("aclGetIntArraySize", a, aclIntArray)
 
 
 def aclGetFloatArraySize(a):
-    return _size("aclGetFloatArraySize", a)
+    return _size("aclGetFloatArraySize", a, aclFloatArray)
 
 
 def aclGetBoolArraySize(a):
-    return _size("aclGetBoolArraySize", a)
+    return _size("aclGetBoolArraySize", a, aclBoolArray)
 
 
 @attrs.define(eq=False)
@@ -340,13 +408,22 @@ def aclCreateTensorList(tensors):
     if tensors is None:
         record_error("aclCreateTensorList: value is null")
         return None
-    return aclTensorList(list(tensors))
+    try:
+        items = list(tensors) if not isinstance(tensors, (str, bytes, dict, aclTensor)) else None
+    except TypeError:
+        items = None
+    if items is None or not all(t is None or isinstance(t, aclTensor) for t in items):
+        record_error(f"aclCreateTensorList: a sequence of aclTensor (or None) is expected, got {tensors!r}")
+        return None
+    return aclTensorList(items)
 
 
 def aclDestroyTensorList(tensor_list):
     """Destroys the list and the tensors in it (CANN: do not destroy them again)."""
     if tensor_list is None:
         return OK
+    if not isinstance(tensor_list, aclTensorList):
+        return fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"aclDestroyTensorList: not an aclTensorList: {tensor_list!r}")
     for t in tensor_list.tensors:
         aclDestroyTensor(t)
     tensor_list.tensors = []
@@ -354,7 +431,7 @@ def aclDestroyTensorList(tensor_list):
 
 
 def aclGetTensorListSize(tensor_list):
-    return _size("aclGetTensorListSize", tensor_list)
+    return _size("aclGetTensorListSize", tensor_list, aclTensorList)
 
 
 # interop -----------------------------------------------------------------------------------------
@@ -364,13 +441,14 @@ _FORMAT_BY_RANK = {2: aclFormat.ACL_FORMAT_NC, 3: aclFormat.ACL_FORMAT_NCL, 4: a
 
 
 def _describe(obj):
-    """(data pointer, shape, byte strides, numpy dtype, is_device, keepalive) of an array-like, zero copy."""
+    """(data pointer, shape, byte strides, numpy dtype, is_device, keepalive, writable) of an array-like,
+    zero copy."""
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         dt = np.dtype(cai["typestr"])
-        shape = tuple(cai["shape"])
+        shape = tuple(int(d) for d in cai["shape"])
         strides = cai.get("strides") or tuple(s * dt.itemsize for s in contiguous_strides(shape))
-        return cai["data"][0], shape, tuple(strides), dt, True, obj
+        return int(cai["data"][0]), shape, tuple(int(s) for s in strides), dt, True, obj, not cai["data"][1]
     if hasattr(obj, "__dlpack__"):
         dev = obj.__dlpack_device__()[0] if hasattr(obj, "__dlpack_device__") else 1
         if dev == 1:  # kDLCPU
@@ -381,7 +459,7 @@ def _describe(obj):
             return _describe(arr)
     else:
         arr = np.asarray(memoryview(obj)) if not isinstance(obj, np.ndarray) else obj
-    return arr.ctypes.data, arr.shape, arr.strides, arr.dtype, False, (obj, arr)
+    return arr.ctypes.data, arr.shape, arr.strides, arr.dtype, False, (obj, arr), bool(arr.flags.writeable)
 
 
 def from_array(obj, format=None):
@@ -391,12 +469,19 @@ def from_array(obj, format=None):
     protocol (NumPy). Its extent is registered so phase-1 bounds checks know it; the tensor keeps
     ``obj`` alive until ``aclDestroyTensor``. Host buffers can only be used by the host backend.
     The format defaults to what torch_npu sets for the rank (NC/NCL/NCHW/NCDHW, else ND).
+    Read-only memory (a read-only NumPy array or memmap, ``bytes``, a read-only CUDA array interface)
+    is registered as such: phase 1 refuses it as an output, memcpy/memset as a destination.
     """
     from .backends import get_backend
     try:
-        ptr, shape, bstrides, dt, is_device, keep = _describe(obj)
+        ptr, shape, bstrides, dt, is_device, keep, writable = _describe(obj)
     except Exception as e:
         return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"from_array: cannot view {type(obj).__name__}: {e}")
+    if format is not None:
+        try:
+            format = aclFormat(_as_int(format))
+        except ValueError:
+            return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"from_array: unknown format {format!r}")
     acl_dt = from_numpy_dtype(dt)
     if acl_dt is None:
         return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"from_array: unsupported dtype {dt}")
@@ -416,7 +501,7 @@ def from_array(obj, format=None):
     dev = state.current_device() if is_device else 0  # the host backend's "device" memory is host memory
     registered = None
     if base and registry.find(base, nbytes) is None:   # memory the runtime already knows needs no entry
-        registry.add(Allocation(base, nbytes, dev, "external", owner=keep))
+        registry.add(Allocation(base, nbytes, dev, "external", owner=keep, writable=writable))
         registered = base
     t = aclTensor(tuple(shape), acl_dt, strides, -lo, fmt, (hi - lo + 1 if numel else 0,), base or None,
                   owner=(registered, keep))

@@ -7,7 +7,7 @@ message that :func:`get_recent_err_msg` returns (thread local, cleared on read).
 from __future__ import annotations
 
 from ..backends import DeviceError
-from ..errors import fail, get_recent_err_msg
+from ..errors import fail, get_recent_err_msg, guarded
 from ..status import AclError
 from . import rt, util
 from ._state import state
@@ -15,6 +15,7 @@ from ._state import state
 __all__ = ["init", "finalize", "get_recent_err_msg", "rt", "util"]
 
 
+@guarded("acl.init", AclError.ACL_ERROR_INTERNAL_ERROR)
 def init(config_path: str | None = None):
     """``aclInit``: once per process (a second call returns ACL_ERROR_REPEAT_INITIALIZE)."""
     with state.lock:
@@ -28,6 +29,7 @@ def init(config_path: str | None = None):
     return AclError.ACL_SUCCESS
 
 
+@guarded("acl.finalize", AclError.ACL_ERROR_INTERNAL_ERROR)
 def finalize():
     """``aclFinalize``: waits for all work, releases streams and events; init may be called again."""
     with state.lock:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 import threading
 
+import numpy as np
+
 from ..backends import get_backend
 from ..errors import fail
 from ..status import AclError
@@ -34,6 +36,15 @@ class State:
 state = State()
 
 
+def as_int(v) -> int | None:
+    """``v`` as a Python int when it is an integer (``int`` or a NumPy integer, never ``bool``), else None."""
+    if type(v) is int:
+        return v
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        return None
+    return int(v)
+
+
 def require_init(api: str):
     """The status a runtime call returns when ``acl.init`` has not run (0 when it has)."""
     if not state.initialized:
@@ -57,9 +68,10 @@ def resolve_stream(api: str, stream):
     dev, st = require_device(api)
     if st:
         return None, st
-    if stream is None or stream == 0:
+    h = as_int(stream)
+    if stream is None or h == 0:
         return state.backend.default_stream(), AclError.ACL_SUCCESS
-    entry = state.streams.get(stream) if isinstance(stream, int) else None
+    entry = state.streams.get(h) if h is not None else None
     if entry is None:
         return None, fail(AclError.ACL_ERROR_RT_INVALID_HANDLE, f"{api}: unknown or destroyed stream {stream!r}")
     return entry[1], AclError.ACL_SUCCESS

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from ..backends import DeviceError
-from ..errors import fail
+from ..errors import fail, guarded
 from ..status import AclError
-from ._state import require_device, require_init, resolve_stream, state
-from .memory import Allocation, registry
+from . import _hostmem
+from ._state import as_int, require_device, require_init, resolve_stream, state
+from .memory import MAX_ADDRESS, Allocation, registry
 
 __all__ = [
     "get_device_count", "set_device", "reset_device", "get_device",
@@ -37,6 +38,7 @@ def _device_error(api: str, exc: Exception):
 
 # devices ---------------------------------------------------------------------------------------
 
+@guarded("acl.rt.get_device_count", AclError.ACL_ERROR_INTERNAL_ERROR, 0)
 def get_device_count():
     st = require_init("acl.rt.get_device_count")
     if st:
@@ -44,12 +46,14 @@ def get_device_count():
     return state.backend.device_count(), OK
 
 
+@guarded("acl.rt.set_device", AclError.ACL_ERROR_INTERNAL_ERROR)
 def set_device(device_id):
     st = require_init("acl.rt.set_device")
     if st:
         return st
     n = state.backend.device_count()
-    if not isinstance(device_id, int) or not 0 <= device_id < n:
+    device_id = as_int(device_id) if as_int(device_id) is not None else device_id
+    if type(device_id) is not int or not 0 <= device_id < n:
         return fail(AclError.ACL_ERROR_RT_INVALID_DEVICEID,
                     f"acl.rt.set_device: device id {device_id!r} out of range [0, {n})")
     state.backend.activate(device_id)
@@ -60,19 +64,25 @@ def set_device(device_id):
     return OK
 
 
+@guarded("acl.rt.reset_device", AclError.ACL_ERROR_INTERNAL_ERROR)
 def reset_device(device_id):
     st = require_init("acl.rt.reset_device")
     if st:
         return st
-    if device_id not in state.active_devices:
+    dev = as_int(device_id)
+    if dev is None or dev not in state.active_devices:
         return fail(AclError.ACL_ERROR_RT_INVALID_DEVICEID, f"acl.rt.reset_device: device {device_id!r} was not set")
+    device_id = dev
     try:
         state.backend.synchronize_all()
     except DeviceError:
         pass  # reset discards pending errors, as aclrtResetDevice releases the context
     with state.lock:
         for h in [h for h, (d, _) in state.streams.items() if d == device_id]:
-            state.backend.destroy_stream(state.streams.pop(h)[1])
+            try:
+                state.backend.destroy_stream(state.streams.pop(h)[1])
+            except DeviceError:
+                pass      # the stream is gone all the same; its pending error goes with the context
         for h in [h for h, (d, _) in state.events.items() if d == device_id]:
             del state.events[h]
         state.active_devices.discard(device_id)
@@ -83,6 +93,7 @@ def reset_device(device_id):
     return OK
 
 
+@guarded("acl.rt.get_device", AclError.ACL_ERROR_INTERNAL_ERROR, -1)
 def get_device():
     dev, st = require_device("acl.rt.get_device")
     return (dev if dev is not None else -1), st
@@ -90,6 +101,7 @@ def get_device():
 
 # streams ---------------------------------------------------------------------------------------
 
+@guarded("acl.rt.create_stream", AclError.ACL_ERROR_INTERNAL_ERROR, 0)
 def create_stream():
     dev, st = require_device("acl.rt.create_stream")
     if st:
@@ -99,11 +111,14 @@ def create_stream():
     return h, OK
 
 
+@guarded("acl.rt.destroy_stream", AclError.ACL_ERROR_INTERNAL_ERROR)
 def destroy_stream(stream):
     st = require_init("acl.rt.destroy_stream")
     if st:
         return st
-    entry = state.streams.pop(stream, None) if isinstance(stream, int) else None
+    h = as_int(stream)
+    with state.lock:
+        entry = state.streams.pop(h, None) if h is not None else None
     if entry is None:
         return fail(AclError.ACL_ERROR_RT_INVALID_HANDLE, f"acl.rt.destroy_stream: unknown or destroyed stream {stream!r}")
     try:
@@ -113,6 +128,7 @@ def destroy_stream(stream):
     return OK
 
 
+@guarded("acl.rt.synchronize_stream", AclError.ACL_ERROR_INTERNAL_ERROR)
 def synchronize_stream(stream):
     s, st = resolve_stream("acl.rt.synchronize_stream", stream)
     if st:
@@ -124,6 +140,7 @@ def synchronize_stream(stream):
     return OK
 
 
+@guarded("acl.rt.synchronize_device", AclError.ACL_ERROR_INTERNAL_ERROR)
 def synchronize_device():
     _, st = require_device("acl.rt.synchronize_device")
     if st:
@@ -141,12 +158,14 @@ def _event(api, event):
     st = require_init(api)
     if st:
         return None, st
-    entry = state.events.get(event) if isinstance(event, int) else None
+    h = as_int(event)
+    entry = state.events.get(h) if h is not None else None
     if entry is None:
         return None, fail(AclError.ACL_ERROR_RT_INVALID_HANDLE, f"{api}: unknown or destroyed event {event!r}")
     return entry[1], OK
 
 
+@guarded("acl.rt.create_event", AclError.ACL_ERROR_INTERNAL_ERROR, 0)
 def create_event():
     dev, st = require_device("acl.rt.create_event")
     if st:
@@ -156,14 +175,16 @@ def create_event():
     return h, OK
 
 
+@guarded("acl.rt.destroy_event", AclError.ACL_ERROR_INTERNAL_ERROR)
 def destroy_event(event):
     ev, st = _event("acl.rt.destroy_event", event)
     if st:
         return st
-    del state.events[event]
+    state.events.pop(as_int(event), None)
     return OK
 
 
+@guarded("acl.rt.record_event", AclError.ACL_ERROR_INTERNAL_ERROR)
 def record_event(event, stream):
     ev, st = _event("acl.rt.record_event", event)
     if st:
@@ -175,6 +196,7 @@ def record_event(event, stream):
     return OK
 
 
+@guarded("acl.rt.stream_wait_event", AclError.ACL_ERROR_INTERNAL_ERROR)
 def stream_wait_event(stream, event):
     ev, st = _event("acl.rt.stream_wait_event", event)
     if st:
@@ -186,6 +208,7 @@ def stream_wait_event(stream, event):
     return OK
 
 
+@guarded("acl.rt.synchronize_event", AclError.ACL_ERROR_INTERNAL_ERROR)
 def synchronize_event(event):
     ev, st = _event("acl.rt.synchronize_event", event)
     if st:
@@ -197,6 +220,7 @@ def synchronize_event(event):
     return OK
 
 
+@guarded("acl.rt.query_event_status", AclError.ACL_ERROR_INTERNAL_ERROR, ACL_EVENT_RECORDED_STATUS_NOT_READY)
 def query_event_status(event):
     ev, st = _event("acl.rt.query_event_status", event)
     if st:
@@ -205,6 +229,7 @@ def query_event_status(event):
     return (ACL_EVENT_RECORDED_STATUS_COMPLETE if done else ACL_EVENT_RECORDED_STATUS_NOT_READY), OK
 
 
+@guarded("acl.rt.event_elapsed_time", AclError.ACL_ERROR_INTERNAL_ERROR, 0.0)
 def event_elapsed_time(start, end):
     a, st = _event("acl.rt.event_elapsed_time", start)
     if st:
@@ -223,61 +248,84 @@ def event_elapsed_time(start, end):
 
 
 # memory ----------------------------------------------------------------------------------------
+#
+# Note [Memory checks]
+#     Every address a copy or a fill touches is checked before anything is queued: integers only
+#     (NumPy integers too), ranges inside [0, 2**64), ``count <= dest_max``. A side that touches a
+#     known allocation must lie inside exactly one live allocation (a device range past its end, a
+#     freed pointer, a read-only foreign buffer as destination are refused). A host side the runtime
+#     does not know (``numpy_to_ptr``) must be memory of this process with the right permissions
+#     (``_hostmem``). Failures return ACL_ERROR_INVALID_PARAM (a kind that names the wrong side of the
+#     device/host divide: ACL_ERROR_RT_INVALID_MEMORY_TYPE) and copy nothing.
 
 def _size_ok(api, size):
-    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-        return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: size must be a positive int, got {size!r}")
+    n = as_int(size)
+    if n is None or n <= 0 or n >= MAX_ADDRESS:
+        return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: size must be a positive int below 2**64, got {size!r}")
     return OK
 
 
+def _alloc(api, size, host):
+    try:
+        return (state.backend.malloc_host if host else state.backend.malloc)(size), OK
+    except (MemoryError, ValueError, OverflowError) as e:
+        return 0, fail(AclError.ACL_ERROR_RT_MEMORY_ALLOCATION, f"{api}: out of memory for {size} bytes ({e})")
+
+
+@guarded("acl.rt.malloc", AclError.ACL_ERROR_INTERNAL_ERROR, 0)
 def malloc(size, policy=ACL_MEM_MALLOC_HUGE_FIRST):
     dev, st = require_device("acl.rt.malloc")
     if st or (st := _size_ok("acl.rt.malloc", size)):
         return 0, st
-    if not isinstance(policy, int) or (policy & ~_POLICY_FLAGS) not in _POLICY_BASES:
+    pol = as_int(policy)
+    if pol is None or pol < 0 or (pol & ~_POLICY_FLAGS) not in _POLICY_BASES:
         return 0, fail(AclError.ACL_ERROR_INVALID_PARAM, f"acl.rt.malloc: unknown memory policy {policy!r}")
-    try:
-        ptr = state.backend.malloc(size)
-    except MemoryError as e:
-        return 0, fail(AclError.ACL_ERROR_RT_MEMORY_ALLOCATION, f"acl.rt.malloc: out of memory for {size} bytes ({e})")
-    registry.add(Allocation(ptr, size, dev, "device"))
-    return ptr, OK
+    size = as_int(size)
+    ptr, st = _alloc("acl.rt.malloc", size, False)
+    if not st:
+        registry.add(Allocation(ptr, size, dev, "device"))
+    return ptr, st
 
 
-def free(dev_ptr):
-    st = require_init("acl.rt.free")
+def _free(api, ptr, kind, backend_free):
+    st = require_init(api)
     if st:
         return st
-    alloc = registry.remove(dev_ptr, "device") if isinstance(dev_ptr, int) else None
+    p = as_int(ptr)
+    with registry.launch_lock:        # a phase 2 validating this pointer sees it live or freed, never half
+        alloc = registry.remove(p, kind) if p is not None else None
+        if alloc is not None:
+            backend_free(p)           # stream-ordered: released after the work queued before this call
     if alloc is None:
         return fail(AclError.ACL_ERROR_RT_MEMORY_FREE,
-                    f"acl.rt.free: {dev_ptr!r} is not an address returned by acl.rt.malloc (unknown or already freed)")
-    state.backend.free(dev_ptr)
+                    f"{api}: {ptr!r} is not an address returned by acl.rt.{'malloc' if kind == 'device' else 'malloc_host'}"
+                    f" (unknown or already freed)")
     return OK
 
 
+@guarded("acl.rt.free", AclError.ACL_ERROR_INTERNAL_ERROR)
+def free(dev_ptr):
+    """``aclrtFree``: the pointer is dead at once for new work; its memory is released once the work
+    already queued on every stream has run (stream-ordered), so queued kernels never write into memory
+    handed out again."""
+    return _free("acl.rt.free", dev_ptr, "device", lambda p: state.backend.free(p))
+
+
+@guarded("acl.rt.malloc_host", AclError.ACL_ERROR_INTERNAL_ERROR, 0)
 def malloc_host(size):
     st = require_init("acl.rt.malloc_host")
     if st or (st := _size_ok("acl.rt.malloc_host", size)):
         return 0, st
-    try:
-        ptr = state.backend.malloc_host(size)
-    except MemoryError as e:
-        return 0, fail(AclError.ACL_ERROR_RT_MEMORY_ALLOCATION, f"acl.rt.malloc_host: out of memory ({e})")
-    registry.add(Allocation(ptr, size, None, "host"))
-    return ptr, OK
+    size = as_int(size)
+    ptr, st = _alloc("acl.rt.malloc_host", size, True)
+    if not st:
+        registry.add(Allocation(ptr, size, None, "host"))
+    return ptr, st
 
 
+@guarded("acl.rt.free_host", AclError.ACL_ERROR_INTERNAL_ERROR)
 def free_host(host_ptr):
-    st = require_init("acl.rt.free_host")
-    if st:
-        return st
-    alloc = registry.remove(host_ptr, "host") if isinstance(host_ptr, int) else None
-    if alloc is None:
-        return fail(AclError.ACL_ERROR_RT_MEMORY_FREE,
-                    f"acl.rt.free_host: {host_ptr!r} is not an address returned by acl.rt.malloc_host")
-    state.backend.free_host(host_ptr)
-    return OK
+    return _free("acl.rt.free_host", host_ptr, "host", lambda p: state.backend.free_host(p))
 
 
 def _on_device(ptr, nbytes):
@@ -285,84 +333,182 @@ def _on_device(ptr, nbytes):
     return a is not None and a.device is not None
 
 
+def _side(api, name, ptr, n, write):
+    """(allocation or None for unknown host memory, status): where one side of a copy lies."""
+    known = registry.overlapping(ptr, n)
+    if known:
+        a = registry.find(ptr, n)
+        if a is None:
+            k = known[0]
+            return None, fail(AclError.ACL_ERROR_INVALID_PARAM,
+                              f"{api}: {name} range [0x{ptr:x}, +{n}) runs outside the allocation "
+                              f"[0x{k.base:x}, +{k.size}) it touches; nothing copied")
+        if write and not a.writable:
+            return None, fail(AclError.ACL_ERROR_INVALID_PARAM,
+                              f"{api}: {name} [0x{ptr:x}, +{n}) is read-only memory (registered from a read-only "
+                              f"buffer); nothing copied")
+        return a, OK
+    dying = getattr(state.backend, "is_dying", None)
+    if dying is not None and dying(ptr, n):
+        return None, fail(AclError.ACL_ERROR_INVALID_PARAM,
+                          f"{api}: {name} [0x{ptr:x}, +{n}) is freed device memory; nothing copied")
+    if state.backend.name == "cuda":
+        return None, OK        # the driver checks unknown pointers on a GPU (cudaErrorInvalidValue)
+    err = _hostmem.range_error(ptr, n, write)
+    if err is not None:
+        return None, fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: {name} {err}; nothing copied")
+    return None, OK
+
+
+def _pointer(api, name, v):
+    p = as_int(v)
+    if p is None or p <= 0 or p >= MAX_ADDRESS:
+        return None, fail(AclError.ACL_ERROR_INVALID_PARAM,
+                          f"{api}: {name} must be a non-null address in (0, 2**64), got {v!r}")
+    return p, OK
+
+
 def _copy_checks(api, dst, dst_max, src, count, kind):
-    for name, v in (("dst", dst), ("src", src)):
-        if not isinstance(v, int) or isinstance(v, bool) or v == 0:
-            return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: {name} must be a non-null address, got {v!r}")
+    """(dst, src, count) as ints, and the status."""
+    bad = (None, None, 0)
+    dst, st = _pointer(api, "dst", dst)
+    if st:
+        return (*bad, st)
+    src, st = _pointer(api, "src", src)
+    if st:
+        return (*bad, st)
+    vals = []
     for name, v in (("dest_max", dst_max), ("count", count)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: {name} must be an int >= 0, got {v!r}")
+        n = as_int(v)
+        if n is None or n < 0:
+            return (*bad, fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: {name} must be an int >= 0, got {v!r}"))
+        vals.append(n)
+    dst_max, count = vals
     if count > dst_max:
-        return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: count {count} exceeds dest_max {dst_max}; nothing copied")
-    if kind not in (0, 1, 2, 3, 4):
-        return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: unknown aclrtMemcpyKind {kind!r}")
+        return (*bad, fail(AclError.ACL_ERROR_INVALID_PARAM,
+                           f"{api}: count {count} exceeds dest_max {dst_max}; nothing copied"))
+    k = as_int(kind)
+    if k not in (0, 1, 2, 3, 4):
+        return (*bad, fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: unknown aclrtMemcpyKind {kind!r}"))
     if count == 0:
-        return OK
-    dst_dev, src_dev = registry.find(dst, count), registry.find(src, count)
-    dst_dev = dst_dev is not None and dst_dev.device is not None
-    src_dev = src_dev is not None and src_dev.device is not None
-    if kind == ACL_MEMCPY_DEFAULT:
-        return OK
-    want_dst, want_src = kind in (1, 3), kind in (2, 3)
-    if want_dst != dst_dev or want_src != src_dev:
-        side = lambda want, is_dev, p: (f"{'device' if want else 'host'} memory expected at 0x{p:x}, "
-                                        f"found {'device allocation' if is_dev else 'no device allocation covering it'}")
-        bad = [side(w, d, p) for w, d, p in ((want_dst, dst_dev, dst), (want_src, src_dev, src)) if w != d]
-        return fail(AclError.ACL_ERROR_RT_INVALID_MEMORY_TYPE, f"{api}: kind {kind}: " + "; ".join(bad)
-                    + f" (count {count} bytes must fit inside the allocation)")
-    return OK
+        return dst, src, 0, OK
+    for name, p in (("dst", dst), ("src", src)):
+        if p + count > MAX_ADDRESS:
+            return (*bad, fail(AclError.ACL_ERROR_INVALID_PARAM,
+                               f"{api}: {name} range [0x{p:x}, +{count}) wraps past 2**64; nothing copied"))
+    want_dst, want_src = k in (1, 3), k in (2, 3)
+    found = []
+    for name, p, write, want in (("dst", dst, True, want_dst), ("src", src, False, want_src)):
+        a = registry.find(p, count)
+        is_dev = a is not None and a.device is not None
+        if k != ACL_MEMCPY_DEFAULT and want != is_dev:
+            what = "device allocation" if is_dev else "no device allocation covering it"
+            return (*bad, fail(AclError.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                               f"{api}: kind {k}: {name}: {'device' if want else 'host'} memory expected at "
+                               f"0x{p:x}, found {what} (count {count} bytes must fit inside the allocation)"))
+        a, st = _side(api, name, p, count, write)
+        if st:
+            return (*bad, st)
+        found.append(a)
+    return dst, src, count, OK
 
 
+def _sync_first():
+    """A synchronous copy waits for queued work; waiting before taking the launch lock keeps the
+    wait under the lock short (it only covers work queued meanwhile)."""
+    if state.backend.name == "host":
+        try:
+            state.backend.synchronize_all()
+        except DeviceError as e:
+            return e
+    return None
+
+
+@guarded("acl.rt.memcpy", AclError.ACL_ERROR_INTERNAL_ERROR)
 def memcpy(dst, dest_max, src, count, kind):
-    st = require_device("acl.rt.memcpy")[1] or _copy_checks("acl.rt.memcpy", dst, dest_max, src, count, kind)
-    if st or count == 0:
+    st = require_device("acl.rt.memcpy")[1]
+    if st:
         return st
-    try:
-        state.backend.memcpy(dst, src, count, kind, None)
-    except DeviceError as e:
-        return _device_error("acl.rt.memcpy", e)
+    err = _sync_first()
+    if err is not None:
+        return _device_error("acl.rt.memcpy", err)
+    with registry.launch_lock:    # no free of these buffers can slip between the check and the copy
+        dst, src, count, st = _copy_checks("acl.rt.memcpy", dst, dest_max, src, count, kind)
+        if st or count == 0:
+            return st
+        try:
+            state.backend.memcpy(dst, src, count, int(kind), None)
+        except DeviceError as e:
+            return _device_error("acl.rt.memcpy", e)
     return OK
 
 
+@guarded("acl.rt.memcpy_async", AclError.ACL_ERROR_INTERNAL_ERROR)
 def memcpy_async(dst, dest_max, src, count, kind, stream):
-    st = _copy_checks("acl.rt.memcpy_async", dst, dest_max, src, count, kind) if state.initialized else None
-    s, st2 = resolve_stream("acl.rt.memcpy_async", stream)
-    st = st2 or st
-    if st or count == 0:
+    s, st = resolve_stream("acl.rt.memcpy_async", stream)
+    if st:
         return st
-    state.backend.memcpy(dst, src, count, kind, s)
+    with registry.launch_lock:    # checked and queued before any free of these buffers is ordered
+        dst, src, count, st = _copy_checks("acl.rt.memcpy_async", dst, dest_max, src, count, kind)
+        if st or count == 0:
+            return st
+        try:
+            state.backend.memcpy(dst, src, count, int(kind), s)
+        except DeviceError as e:
+            return _device_error("acl.rt.memcpy_async", e)
     return OK
 
 
 def _set_checks(api, dev_ptr, max_count, value, count):
-    if not isinstance(dev_ptr, int) or dev_ptr == 0:
-        return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: dev_ptr must be a non-null address, got {dev_ptr!r}")
-    if not isinstance(count, int) or not isinstance(max_count, int) or count < 0 or count > max_count:
-        return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: count {count!r} must be in [0, max_count={max_count!r}]")
-    if not isinstance(value, int):
-        return fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: value must be an int, got {value!r}")
-    if count and not _on_device(dev_ptr, count):
-        return fail(AclError.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
-                    f"{api}: [0x{dev_ptr:x}, +{count}) is not inside a device allocation")
-    return OK
+    bad = (None, 0, 0)
+    p, st = _pointer(api, "dev_ptr", dev_ptr)
+    if st:
+        return (*bad, st)
+    n, m = as_int(count), as_int(max_count)
+    if n is None or m is None or n < 0 or n > m:
+        return (*bad, fail(AclError.ACL_ERROR_INVALID_PARAM,
+                           f"{api}: count {count!r} must be an int in [0, max_count={max_count!r}]"))
+    v = as_int(value)
+    if v is None:
+        return (*bad, fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: value must be an int, got {value!r}"))
+    if n and not _on_device(p, n):
+        return (*bad, fail(AclError.ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                           f"{api}: [0x{p:x}, +{n}) is not inside a live device allocation"))
+    if n and not registry.writable(p, n):
+        return (*bad, fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: [0x{p:x}, +{n}) is read-only memory"))
+    return p, v, n, OK
 
 
+@guarded("acl.rt.memset", AclError.ACL_ERROR_INTERNAL_ERROR)
 def memset(dev_ptr, max_count, value, count):
-    st = require_device("acl.rt.memset")[1] or _set_checks("acl.rt.memset", dev_ptr, max_count, value, count)
-    if st or count == 0:
+    st = require_device("acl.rt.memset")[1]
+    if st:
         return st
-    try:
-        state.backend.memset(dev_ptr, value & 0xFF, count, None)
-    except DeviceError as e:
-        return _device_error("acl.rt.memset", e)
+    err = _sync_first()
+    if err is not None:
+        return _device_error("acl.rt.memset", err)
+    with registry.launch_lock:
+        p, v, n, st = _set_checks("acl.rt.memset", dev_ptr, max_count, value, count)
+        if st or n == 0:
+            return st
+        try:
+            state.backend.memset(p, v & 0xFF, n, None)
+        except DeviceError as e:
+            return _device_error("acl.rt.memset", e)
     return OK
 
 
+@guarded("acl.rt.memset_async", AclError.ACL_ERROR_INTERNAL_ERROR)
 def memset_async(dev_ptr, max_count, value, count, stream):
     s, st = resolve_stream("acl.rt.memset_async", stream)
-    st = st or _set_checks("acl.rt.memset_async", dev_ptr, max_count, value, count)
-    if st or count == 0:
+    if st:
         return st
-    state.backend.memset(dev_ptr, value & 0xFF, count, s)
+    with registry.launch_lock:
+        p, v, n, st = _set_checks("acl.rt.memset_async", dev_ptr, max_count, value, count)
+        if st or n == 0:
+            return st
+        try:
+            state.backend.memset(p, v & 0xFF, n, s)
+        except DeviceError as e:
+            return _device_error("acl.rt.memset_async", e)
     return OK
-

@@ -7,6 +7,7 @@ Kernels are the project's ``.cu`` sources compiled by g++ against ``aclnn_py/emu
 from __future__ import annotations
 
 import ctypes
+import mmap
 import queue
 import threading
 import time
@@ -18,19 +19,40 @@ from ..errors import DeviceError
 
 _POISON = 0xFF  # fresh "device" memory reads as NaN / -1, never as plausible zeros
 
+_libc = ctypes.CDLL(None, use_errno=True)
+_mmap = _libc.mmap
+_mmap.restype = ctypes.c_void_p
+_mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+_munmap = _libc.munmap
+_munmap.restype = ctypes.c_int
+_munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+_PROT_RW = mmap.PROT_READ | mmap.PROT_WRITE
+_MAP_FLAGS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+_MAP_FAILED = (1 << (8 * ctypes.sizeof(ctypes.c_void_p))) - 1
+
 
 class HostStream:
-    """A FIFO of callables run by one daemon worker thread; the first failure is kept for ``synchronize``."""
+    """A FIFO of callables run by one daemon worker thread; the first failure is kept for ``synchronize``.
+
+    Once closed, a stream accepts nothing more (``submit`` returns False) and waiting on it means
+    waiting for its worker to finish what was queued before the close: a thread that synchronises
+    while another destroys the stream never waits on a queue that nobody serves.
+    """
 
     def __init__(self, name: str):
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._lock = threading.Lock()
+        self.closed = False
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    def submit(self, task) -> None:
-        self._queue.put(task)
+    def submit(self, task) -> bool:
+        with self._lock:
+            if self.closed:
+                return False
+            self._queue.put(task)
+        return True
 
     def _serve(self) -> None:
         while True:
@@ -47,20 +69,29 @@ class HostStream:
     def wait_idle(self) -> None:
         """Wait until everything submitted so far has run; failures stay for ``synchronize``."""
         done = threading.Event()
-        self.submit(done.set)
-        done.wait()
+        if self.submit(done.set):
+            done.wait()
+        elif self._thread is not threading.current_thread():
+            self._thread.join()
 
     def synchronize(self) -> None:
-        done = threading.Event()
-        self.submit(done.set)
-        done.wait()
+        self.wait_idle()
         with self._lock:
             err, self._error = self._error, None
         if err is not None:
             raise DeviceError(str(err)) from err
 
     def close(self) -> None:
-        self.submit(None)
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._queue.put(None)
+
+
+def _submit(stream: HostStream, task) -> None:
+    if not stream.submit(task):
+        raise DeviceError("the stream was destroyed while this work was being enqueued; nothing was queued")
 
 
 class HostEvent:
@@ -78,14 +109,16 @@ class HostEvent:
         def fire():
             self.time = time.perf_counter()
             flag.set()
-        stream.submit(fire)
+        if not stream.submit(fire):   # a destroyed stream has nothing left to run: complete now
+            fire()
 
 
 class HostBackend:
     name = "host"
 
     def __init__(self):
-        self._buffers: dict[int, np.ndarray] = {}
+        self._buffers: dict[int, int] = {}    # live allocations: address -> mapped size
+        self._dying: dict[int, int] = {}      # freed, released once the streams drained
         self._streams: list[HostStream] = []
         self._default: HostStream | None = None
         self._lock = threading.Lock()
@@ -98,35 +131,70 @@ class HostBackend:
         pass
 
     # memory --------------------------------------------------------------------------------
+    # Note [Host "device" memory]
+    #     Every allocation is its own anonymous mapping (mmap), never heap memory shared with Python
+    #     objects: once released it is unmapped, so a stale pointer faults in no one else's data and
+    #     the runtime's host-range probe refuses it. A freed allocation is "dying" until the work queued
+    #     before the free has run (stream-ordered free); ``is_dying`` lets the runtime refuse it too.
+
     def malloc(self, nbytes: int) -> int:
-        buf = np.empty(nbytes + 128, dtype=np.uint8)
-        base = buf.ctypes.data
-        ptr = (base + 127) & ~127  # 128-byte aligned, more than aclrtMalloc's 64
-        buf[ptr - base: ptr - base + nbytes] = _POISON
+        size = max(nbytes, 1)
+        ptr = _mmap(None, size, _PROT_RW, _MAP_FLAGS, -1, 0)
+        if ptr is None or ptr == _MAP_FAILED:
+            raise MemoryError(f"mmap of {nbytes} bytes failed (errno {ctypes.get_errno()})")
+        ctypes.memset(ptr, _POISON, nbytes)
         with self._lock:
-            self._buffers[ptr] = buf
+            self._buffers[ptr] = size
         return ptr
 
     def free(self, ptr: int) -> None:
+        """Stream-ordered release (aclrtFree / cudaFree semantics without blocking the caller): the
+        memory stays mapped until every stream has run the work queued before this call, so a queued
+        kernel or copy that still uses it never writes into memory handed out again."""
         with self._lock:
-            del self._buffers[ptr]
+            size = self._buffers.pop(ptr)
+            self._dying[ptr] = size
+            streams = [s for s in self._streams if not s.closed]
+        left = [len(streams)]
+        lock = threading.Lock()
+
+        def drained():
+            with lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                with self._lock:
+                    self._dying.pop(ptr, None)
+                _munmap(ptr, size)
+
+        if not streams:
+            left[0] = 1
+            drained()
+        for s in streams:
+            if not s.submit(drained):
+                drained()                 # closed meanwhile: it ran everything it had
 
     malloc_host = malloc
     free_host = free
+
+    def is_dying(self, ptr: int, nbytes: int) -> bool:
+        """Whether ``[ptr, ptr + nbytes)`` touches freed memory not yet released (queued work may still use it)."""
+        with self._lock:
+            return any(p < ptr + max(nbytes, 1) and ptr < p + n for p, n in self._dying.items())
 
     def memcpy(self, dst: int, src: int, nbytes: int, kind: int, stream: HostStream | None) -> None:
         if stream is None:
             self.synchronize_all()
             ctypes.memmove(dst, src, nbytes)
         else:
-            stream.submit(lambda: ctypes.memmove(dst, src, nbytes))
+            _submit(stream, lambda: ctypes.memmove(dst, src, nbytes))
 
     def memset(self, ptr: int, value: int, nbytes: int, stream: HostStream | None) -> None:
         if stream is None:
             self.synchronize_all()
             ctypes.memset(ptr, value, nbytes)
         else:
-            stream.submit(lambda: ctypes.memset(ptr, value, nbytes))
+            _submit(stream, lambda: ctypes.memset(ptr, value, nbytes))
 
     # streams and events --------------------------------------------------------------------
     def create_stream(self) -> HostStream:
@@ -144,10 +212,15 @@ class HostBackend:
         return self._default
 
     def destroy_stream(self, stream: HostStream) -> None:
-        stream.synchronize()
-        with self._lock:
-            self._streams.remove(stream)
-        stream.close()
+        """Waits for the stream's work, then ends its worker thread, even when that work failed
+        (the failure is raised after the stream is gone, as aclrtDestroyStream reports it)."""
+        try:
+            stream.synchronize()
+        finally:
+            with self._lock:
+                if stream in self._streams:
+                    self._streams.remove(stream)
+            stream.close()
 
     def synchronize(self, stream: HostStream) -> None:
         stream.synchronize()
@@ -206,7 +279,7 @@ class HostBackend:
         params = [a if type(a) is bytes else
                   ((slot_addrs[a.index] if type(a) is Slot else workspace) + a.byte_offset).to_bytes(8, "little")
                   for a in args]
-        stream.submit(lambda: kernel.launch(grid, block, params, shared_mem))
+        _submit(stream, lambda: kernel.launch(grid, block, params, shared_mem))
 
     def launch(self, kernel, grid, block, args: Sequence[Any], shared_mem: int, stream: HostStream) -> None:
         try:
@@ -216,9 +289,9 @@ class HostBackend:
             # in order with the rest of its work, exactly like a fault inside the kernel
             def fail(exc=exc):
                 raise exc
-            stream.submit(fail)
+            _submit(stream, fail)
             return
-        stream.submit(lambda: kernel.launch(grid, block, params, shared_mem))
+        _submit(stream, lambda: kernel.launch(grid, block, params, shared_mem))
 
     def info(self) -> dict:
         from ..emulator import cache_dir, compiler_info
