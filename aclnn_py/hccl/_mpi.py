@@ -1,0 +1,349 @@
+"""The host engine: MPI through mpi4py (MPICH's wheel gives ``mpiexec``); ranks are processes.
+
+A collective is a task on the caller's host stream: the stream's worker thread runs it after the
+kernels queued before it and before those queued after it. On the worker it is two non-blocking MPI
+collectives, each polled until done:
+
+1. a *signature check*: an ``Iallreduce(MAX)`` of ``[v, -v]`` where ``v`` = (arguments valid,
+   collective kind, count, dtype, op, root, sequence number). Every rank learns the min and max of
+   each field, so a mismatched count, dtype, op, root or call order is an ``HCCL_E_PARA`` on every
+   rank (naming the field) and the data collective is not started: nothing hangs, nothing is
+   truncated, the communicator stays usable. ``ACLNN_PY_HCCL_CHECK=0`` skips it (one round trip less).
+2. the data collective (``Iallreduce``, ``Iallgather``, ``Ibcast``, ``Ireduce_scatter_block``,
+   ``Ireduce``, ``Ibarrier``) straight on the device memory (host memory on this backend).
+
+While polling, a rank checks every 0.1 s that the peers on its own host are alive (their pids are
+exchanged at init) and gives up after ``HCCL_EXEC_TIMEOUT`` seconds (HCCL's variable; default 300
+here): a lost peer is ``HCCL_E_REMOTE``, a timeout ``HCCL_E_TIMEOUT``. Either one breaks the
+communicator (later collectives on it fail at once) and is reported on the stream (its next
+synchronize returns an error status with the message) and by ``HcclGetCommAsyncError``. MPI cannot
+finalise once a peer is gone (``MPI_Finalize`` waits for it forever), so a process whose
+communicator broke leaves at exit without ``MPI_Finalize`` (``os._exit(1)`` after flushing stdio).
+With MPICH's default ``mpiexec`` a rank that dies makes the launcher end the whole job; run
+``mpiexec -disable-auto-cleanup`` for the survivors to see the statuses.
+
+FLOAT16 and BF16 reductions use a user-defined MPI op (NumPy / ml_dtypes, combined in float32 and
+rounded each step); every other dtype uses MPI's predefined types and ops.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import socket
+import sys
+import threading
+import time
+
+import numpy as np
+
+from ._types import DTYPE_NUMPY, HcclDataType, HcclReduceOp, HcclResult
+
+R = HcclResult
+_D = HcclDataType
+
+KINDS = {"HcclAllReduce": 1, "HcclAllGather": 2, "HcclBroadcast": 3, "HcclReduceScatter": 4,
+         "HcclBarrier": 5, "HcclReduce": 6}
+_FIELDS = ("arguments valid", "collective", "count", "data type", "reduce op", "root", "call sequence number")
+
+_broken_any = False          # a communicator lost a peer or timed out: skip MPI_Finalize at exit
+_exit_lock = threading.Lock()
+_MPI = None
+
+
+def _exit_guard():
+    if _broken_any:
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:
+                pass
+        os._exit(1)
+
+
+def load_mpi():
+    """mpi4py's MPI module (initialised with MPI_THREAD_MULTIPLE), or a sentence saying what is missing."""
+    global _MPI
+    if _MPI is not None:
+        return _MPI
+    try:
+        import mpi4py
+        mpi4py.rc.thread_level = "multiple"     # no effect when the user imported mpi4py.MPI first
+        from mpi4py import MPI
+    except Exception as e:   # ImportError, or an MPI library that cannot start
+        return (f"the MPI engine needs mpi4py and an MPI library ({type(e).__name__}: {e}); "
+                f"install them with: pip install 'aclnn-py[distributed]' (mpi4py + the mpich wheel)")
+    if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+        return ("the MPI engine needs MPI_THREAD_MULTIPLE (collectives run on stream worker threads), but "
+                f"MPI was initialised with thread level {MPI.Query_thread()}: import aclnn_py.hccl before "
+                "mpi4py.MPI or leave mpi4py.rc.thread_level at 'multiple'")
+    with _exit_lock:
+        if _MPI is None:
+            atexit.register(_exit_guard)   # runs before mpi4py's MPI_Finalize
+            _MPI = MPI
+    return _MPI
+
+
+def exec_timeout() -> float:
+    try:
+        return float(os.environ.get("HCCL_EXEC_TIMEOUT", "300"))
+    except ValueError:
+        return 300.0
+
+
+def connect_timeout() -> float:
+    try:
+        return float(os.environ.get("HCCL_CONNECT_TIMEOUT", "120"))
+    except ValueError:
+        return 120.0
+
+
+def _check_enabled() -> bool:
+    return os.environ.get("ACLNN_PY_HCCL_CHECK", "1") != "0"
+
+
+class CollectiveError(RuntimeError):
+    """Raised on the stream worker: the stream keeps it for its next synchronize."""
+
+    def __init__(self, status: HcclResult, message: str):
+        self.status = status
+        super().__init__(f"{message} [{status.name}]")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:   # a killed process the launcher has not reaped yet is a zombie: gone for us
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+class MpiComm:
+    def __init__(self, mpi_comm, rank: int, size: int, peers):
+        self.comm, self.rank, self.size = mpi_comm, rank, size
+        host = socket.gethostname()
+        self.local_peers = [(r, pid) for r, (h, pid) in enumerate(peers) if h == host and r != rank]
+        self.seq = 0
+        self.lock = threading.Lock()
+        self.broken: CollectiveError | None = None
+        self.async_error = R.HCCL_SUCCESS
+        self.pending = 0
+        self.idle = threading.Condition(self.lock)
+        self.scratch = np.zeros(1, np.int8)     # the barrier's dummy buffer
+
+    def break_(self, err: CollectiveError) -> CollectiveError:
+        global _broken_any
+        with self.lock:
+            if self.broken is None:
+                self.broken = err
+            self.async_error = err.status
+        _broken_any = True
+        return err
+
+
+class MpiEngine:
+    name = "MPI (mpi4py)"
+
+    def __init__(self):
+        self._init_lock = threading.Lock()
+        self._ops = {}
+
+    # communicators -------------------------------------------------------------------------
+    def root_payload(self):
+        m = load_mpi()
+        return (R.HCCL_E_UNAVAIL, m) if isinstance(m, str) else b""
+
+    def init_comm(self, n_ranks: int, uid: bytes, payload: bytes, rank: int):
+        """(MpiComm, 0) or (None, status, message). Collective over MPI_COMM_WORLD, like MPI_Comm_split."""
+        MPI = load_mpi()
+        if isinstance(MPI, str):
+            return None, R.HCCL_E_UNAVAIL, MPI
+        world = MPI.COMM_WORLD
+        if n_ranks > world.size:
+            return None, R.HCCL_E_PARA, (f"n_ranks={n_ranks} but this MPI job has {world.size} process(es): "
+                                         f"run it with mpiexec -n {n_ranks} (or more)")
+        with self._init_lock:
+            req = world.Ibarrier()     # everyone has arrived before the blocking split
+            st = self._poll(req, None, time.monotonic() + connect_timeout(), "HcclCommInitRootInfo", init=True)
+            if st is not None:
+                return None, st.status, str(st)
+            color = int.from_bytes(uid[:4], "little") & 0x7FFFFFFF
+            comm = world.Split(color, rank)
+            me = (uid, n_ranks, rank, socket.gethostname(), os.getpid())
+            everyone = comm.allgather(me)
+        problem = None
+        if any(e[0] != uid for e in everyone):
+            problem = "two communicators' root infos collided; call HcclGetRootInfo again"
+        elif comm.size != n_ranks or any(e[1] != n_ranks for e in everyone):
+            problem = (f"{comm.size} process(es) joined with this root info, n_ranks says "
+                       f"{sorted({e[1] for e in everyone})}")
+        elif [e[2] for e in everyone] != list(range(n_ranks)):
+            problem = f"the ranks given are {sorted(e[2] for e in everyone)}, not 0..{n_ranks - 1} once each"
+        if problem:
+            comm.Free()
+            return None, R.HCCL_E_PARA, problem
+        return MpiComm(comm, rank, n_ranks, [(e[3], e[4]) for e in everyone]), R.HCCL_SUCCESS, ""
+
+    def destroy(self, c: MpiComm) -> None:
+        with c.lock:
+            deadline = time.monotonic() + exec_timeout() + 5
+            while c.pending and time.monotonic() < deadline:
+                c.idle.wait(0.1)
+            broken = c.broken is not None or c.pending
+        if not broken:
+            c.comm.Free()
+
+    # collectives ---------------------------------------------------------------------------
+    def unsupported(self, dtype: int) -> str | None:
+        return None if dtype in DTYPE_NUMPY else f"the MPI engine has no {HcclDataType(dtype).name}"
+
+    def async_error(self, c: MpiComm) -> HcclResult:
+        return c.async_error
+
+    def enqueue(self, c: MpiComm, stream, api: str, args: dict, valid: bool):
+        """Queue ``api`` on the host ``stream``: (True, None), or (False, (status, message)).
+
+        ``args``: send, recv (addresses), count, dtype, op, root. ``valid`` False queues only the
+        signature check (so the peers fail at once instead of waiting): this rank already returned
+        its status."""
+        with c.lock:
+            seq = c.seq
+            c.seq += 1
+            c.pending += 1
+        sig = np.array([int(valid), KINDS[api], args.get("count", 0), args.get("dtype", -1), args.get("op", -1),
+                        args.get("root", -1), seq], np.int64)
+
+        def task():
+            try:
+                self._run(c, api, sig, args, valid)
+            finally:
+                with c.lock:
+                    c.pending -= 1
+                    c.idle.notify_all()
+        if not stream.submit(task):
+            with c.lock:
+                c.pending -= 1
+                c.idle.notify_all()
+            return False, (R.HCCL_E_RUNTIME, f"{api}: the stream was destroyed while this call was enqueued")
+        return True, None
+
+    def _run(self, c: MpiComm, api: str, sig, args, valid: bool) -> None:
+        if c.broken is not None:
+            raise CollectiveError(c.broken.status, f"{api}: the communicator is broken by an earlier failure "
+                                                   f"({c.broken})")
+        MPI = _MPI
+        deadline = time.monotonic() + exec_timeout()
+        if _check_enabled() or not valid:
+            both = np.concatenate([sig, -sig])
+            out = np.empty_like(both)
+            err = self._poll(c.comm.Iallreduce(both, out, op=MPI.MAX), c, deadline, api)
+            if err is not None:
+                raise c.break_(err)
+            hi, lo = out[:7], -out[7:]
+            if not valid:
+                return
+            if (hi != lo).any():
+                i = int(np.nonzero(hi != lo)[0][0])
+                if i == 0:
+                    msg = f"{api} #{sig[6]}: another rank passed invalid arguments to its matching call"
+                else:
+                    msg = (f"{api} #{sig[6]}: the ranks disagree on the {_FIELDS[i]} (min {lo[i]}, max {hi[i]}; "
+                           f"this rank: {sig[i]}); nothing was exchanged")
+                err = CollectiveError(R.HCCL_E_PARA, msg)
+                with c.lock:
+                    c.async_error = R.HCCL_E_PARA
+                raise err
+        try:
+            req = self._start(MPI, c, api, args)
+        except MPI.Exception as e:
+            raise c.break_(CollectiveError(R.HCCL_E_INTERNAL, f"{api}: MPI refused the call: {e}"))
+        err = self._poll(req, c, deadline, api)
+        if err is not None:
+            raise c.break_(err)
+
+    def _poll(self, req, c: MpiComm | None, deadline: float, api: str, init: bool = False):
+        """Wait for ``req``; None when done, else the CollectiveError (peer lost, timeout, MPI error)."""
+        MPI = _MPI
+        test = req.Test
+        try:
+            for _ in range(200):           # the common case: done within a few microseconds
+                if test():
+                    return None
+            now = time.monotonic()
+            next_look = now + 0.1
+            nap = 0.0
+            while not test():
+                now = time.monotonic()
+                if now >= next_look and c is not None:
+                    next_look = now + 0.1
+                    dead = [(r, pid) for r, pid in c.local_peers if not _alive(pid)]
+                    if dead:
+                        return CollectiveError(R.HCCL_E_REMOTE, f"{api}: rank {dead[0][0]} (pid {dead[0][1]}, "
+                                                                f"this host) exited before taking part")
+                if now >= deadline:
+                    what = "HCCL_CONNECT_TIMEOUT" if init else "HCCL_EXEC_TIMEOUT"
+                    global _broken_any
+                    _broken_any = True
+                    return CollectiveError(R.HCCL_E_TIMEOUT, f"{api}: the other ranks did not take part within "
+                                                             f"{what}={connect_timeout() if init else exec_timeout():g} s")
+                time.sleep(nap)
+                nap = min(nap * 2 + 2e-5, 1e-3)
+        except MPI.Exception as e:
+            return CollectiveError(R.HCCL_E_REMOTE, f"{api}: MPI reported {e}")
+        return None
+
+    def _op(self, MPI, dtype: int, op: int):
+        if dtype in (_D.HCCL_DATA_TYPE_FP16, _D.HCCL_DATA_TYPE_BFP16):
+            key = (dtype, op)
+            o = self._ops.get(key)
+            if o is None:
+                np_t = DTYPE_NUMPY[HcclDataType(dtype)]
+                fn = {0: np.add, 1: np.multiply, 2: np.maximum, 3: np.minimum}[op]
+
+                def reduce(inbuf, inoutbuf, datatype, np_t=np_t, fn=fn):
+                    a = np.frombuffer(inbuf, np_t)
+                    b = np.frombuffer(inoutbuf, np_t)
+                    b[...] = fn(a.astype(np.float32), b.astype(np.float32)).astype(np_t)
+                o = self._ops[key] = MPI.Op.Create(reduce, commute=True)
+            return o
+        return {0: MPI.SUM, 1: MPI.PROD, 2: MPI.MAX, 3: MPI.MIN}[op]
+
+    @staticmethod
+    def _type(MPI, dtype: int):
+        return {0: MPI.INT8_T, 1: MPI.INT16_T, 2: MPI.INT32_T, 3: MPI.UINT16_T, 4: MPI.FLOAT, 5: MPI.INT64_T,
+                6: MPI.UINT64_T, 7: MPI.UINT8_T, 8: MPI.UINT16_T, 9: MPI.UINT32_T, 10: MPI.DOUBLE,
+                11: MPI.UINT16_T}[dtype]
+
+    def _start(self, MPI, c: MpiComm, api: str, a):
+        if api == "HcclBarrier":
+            return c.comm.Ibarrier()
+        t = self._type(MPI, a["dtype"])
+        size = DTYPE_NUMPY[HcclDataType(a["dtype"])].itemsize
+        n = a["count"]
+        mem = MPI.memory.fromaddress if hasattr(MPI, "memory") else MPI.buffer.fromaddress
+
+        def buf(addr, count):
+            # [memory, type]: mpi4py derives the count (per rank for the gather / scatter sides)
+            return [mem(addr, count * size) if count else mem(0, 0), t]
+        if api == "HcclAllReduce":
+            send = MPI.IN_PLACE if a["send"] == a["recv"] else buf(a["send"], n)
+            return c.comm.Iallreduce(send, buf(a["recv"], n), op=self._op(MPI, a["dtype"], a["op"]))
+        if api == "HcclReduce":
+            send = MPI.IN_PLACE if a["send"] == a["recv"] and c.rank == a["root"] else buf(a["send"], n)
+            recv = buf(a["recv"], n) if c.rank == a["root"] else None
+            return c.comm.Ireduce(send, recv, op=self._op(MPI, a["dtype"], a["op"]), root=a["root"])
+        if api == "HcclAllGather":
+            in_place = a["send"] == a["recv"] + c.rank * n * size
+            send = MPI.IN_PLACE if in_place else buf(a["send"], n)
+            return c.comm.Iallgather(send, buf(a["recv"], n * c.size))
+        if api == "HcclBroadcast":
+            return c.comm.Ibcast(buf(a["send"], n), root=a["root"])
+        if api == "HcclReduceScatter":
+            return c.comm.Ireduce_scatter_block(buf(a["send"], n * c.size), buf(a["recv"], n),
+                                                op=self._op(MPI, a["dtype"], a["op"]))
+        raise ValueError(api)
