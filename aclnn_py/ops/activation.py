@@ -226,7 +226,7 @@ def forward(name: str, functor, *, attrs=(), params=_no_params, dtypes=FLOATS, r
 
 
 def backward(name: str, functor, saved: str, out: str, *, attrs=(), params=_no_params, dtypes=FLOATS,
-             ranks=(0, 8), bcast=False, formula="", functors=None, check=None, grad_first=True) -> OpDef:
+             ranks=(0, 8), bcast=False, formula="", functors=None, check=None, grad_first=True, cudnn=()) -> OpDef:
     fn = _fixed(functor) if isinstance(functor, str) else functor
     for f in (functors or (functor,)):
         _declare("binary", f, dtypes)
@@ -245,7 +245,7 @@ def backward(name: str, functor, saved: str, out: str, *, attrs=(), params=_no_p
     shapes = ("grad_output and " + saved + " broadcast (NumPy rules); " + out + " has the broadcast shape"
               if bcast else "all shapes equal")
     return OpDef(
-        name=name, params=params_, ranks=ranks, check=check, group=GROUP, cudnn=(),
+        name=name, params=params_, ranks=ranks, check=check, group=GROUP, cudnn=cudnn,
         plan=plan_binary(FAMILY, fn, params, "grad_output", saved, out),
         doc=f"{out} = {formula} (g = grad_output). {dn}, one dtype for all; ranks {ranks[0]}–{ranks[1]}; {shapes}; "
             f"{out} may be grad_output (in place).")
@@ -297,21 +297,21 @@ _OPS = [
     forward("Selu", "Selu", ranks=(1, 8), formula="1.0507·(self if self > 0 else 1.67326·expm1(self))"),
     forward("Mish", "Mish", formula="self·tanh(softplus(self))"),
 
-    backward("ThresholdBackward", "ThresholdBwd", "self", "out", attrs=(S("threshold"),),
+    backward("ThresholdBackward", "ThresholdBwd", "self", "out", cudnn=("cudnnActivationBackward",), attrs=(S("threshold"),),
              params=lambda p: op_params(_scalar(p, "threshold")), dtypes=FLOATS | {I8, U8, I32, I64}, bcast=True,
              formula="0 where self <= threshold, else g"),
-    backward("SigmoidBackward", "SigmoidBwd", "output", "grad_input", dtypes=_FLOATS_D, ranks=(1, 8), bcast=True,
+    backward("SigmoidBackward", "SigmoidBwd", "output", "grad_input", cudnn=("cudnnActivationBackward",), dtypes=_FLOATS_D, ranks=(1, 8), bcast=True,
              formula="g·output·(1 − output)"),
-    backward("TanhBackward", "TanhBwd", "output", "grad_input", dtypes=_FLOATS_D, bcast=True,
+    backward("TanhBackward", "TanhBwd", "output", "grad_input", cudnn=("cudnnActivationBackward",), dtypes=_FLOATS_D, bcast=True,
              formula="g·(1 − output²)"),
-    backward("HardtanhBackward", "HardtanhBwd", "self", "out", attrs=(S("min"), S("max")),
+    backward("HardtanhBackward", "HardtanhBwd", "self", "out", cudnn=("cudnnActivationBackward",), attrs=(S("min"), S("max")),
              params=lambda p: op_params(_scalar(p, "min"), _scalar(p, "max")),
              check=_no_empty("grad_output", "self", "out"), formula="0 where self <= min or self >= max, else g"),
     backward("EluBackward", lambda p: "EluBwd<true>" if p["is_result"] else "EluBwd<false>", "self_or_result",
              "grad_input", functors=("EluBwd<true>", "EluBwd<false>"),
              attrs=(S("alpha"), S("scale"), S("input_scale"), A("is_result", bool)), grad_first=False,
              params=lambda p: op_params(_scalar(p, "alpha"), _scalar(p, "scale"), _scalar(p, "input_scale")),
-             check=_elu_bwd_check,
+             check=_elu_bwd_check, cudnn=("cudnnActivationBackward",),
              formula="g·scale where x > 0; else g·input_scale·(x + alpha·scale) (is_result) or "
                      "g·input_scale·alpha·scale·exp(input_scale·x)"),
     backward("SiluBackward", "SiluBwd", "self", "grad_input", ranks=(1, 8),

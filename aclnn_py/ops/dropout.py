@@ -189,7 +189,7 @@ DropoutDoMask = register(OpDef(
     name="DropoutDoMask",
     params=(T("self"), T("mask", dtypes={U8}, shape=_mask_rule("self")), A("prob", float, range=PROB),
             T("out", out=True, match="self", alias=("self",))),
-    plan=_plan_do_mask, group=GROUP,
+    plan=_plan_do_mask, group=GROUP, cudnn=("cudnnDropoutBackward",),
     doc="out = self/(1 − prob) where the mask bit is 1, else 0 (prob = 1: zeros). FLOAT/FLOAT16/BF16, ranks 0–8, "
         "mask UINT8 of align(numel, 128)/8 bytes. out may be self. Empty: nothing launched."),
     globals())
@@ -198,7 +198,7 @@ DropoutBackward = register(OpDef(
     name="DropoutBackward",
     params=(T("grad_output"), T("mask", dtypes={U8}, shape=_mask_rule("grad_output")), A("scale", float),
             T("out", out=True, match="grad_output", alias=("grad_output",))),
-    ranks=(1, 8), check=_check_backward, plan=_plan_backward, group=GROUP,
+    ranks=(1, 8), check=_check_backward, plan=_plan_backward, group=GROUP, cudnn=("cudnnDropoutBackward",),
     doc="out = grad_output·scale where the mask bit is 1, else 0; scale 0 (zeros) or >= 1. FLOAT/FLOAT16/BF16, "
         "ranks 1–8, no empty tensors. out may be grad_output."),
     globals())
