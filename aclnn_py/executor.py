@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .acl._state import resolve_stream, state
-from .acl.memory import registry
+from .acl._state import as_int, resolve_stream, state
+from .acl.memory import MAX_ADDRESS, registry
 from .backends import DeviceError
-from .errors import fail
+from .errors import fail, guarded
 from .launch import Launch, Slot, Ws  # noqa: F401  (re-exported)
 from .status import AclnnStatus
 
@@ -31,15 +31,68 @@ OK = AclnnStatus.ACLNN_SUCCESS
 NULLPTR = AclnnStatus.ACLNN_ERR_PARAM_NULLPTR
 INVALID = AclnnStatus.ACLNN_ERR_PARAM_INVALID
 INNER_NULLPTR = AclnnStatus.ACLNN_ERR_INNER_NULLPTR
+INTERNAL = AclnnStatus.ACLNN_ERR_INNER
+
+
+# Note [Phase 2 trusts nothing]
+#     Memory can change between the phases: a buffer freed, an address rebound, a workspace that lies
+#     inside the op's own tensors. Before it enqueues anything, phase 2 checks every tensor slot again
+#     against the allocation registry (inside one live allocation; written slots in writable memory) and
+#     the workspace (inside one live, writable allocation, sharing no byte with any tensor), under the
+#     registry's launch lock so a concurrent free is either seen here or ordered after these launches
+#     (stream-ordered free). Any failure returns 161002 with nothing launched. A repeatable executor
+#     skips the slot checks while nothing was allocated or freed since its last successful check
+#     (registry generation) and its addresses were not rebound.
+#
+# A span is (name, slot, byte offset of the lowest element from the address, bytes spanned, written?,
+# the inputs it may be exactly): the same tuple phase 1 builds (opdef's ``_static_spans``).
+
+
+_ROLES: dict = {}
+
+
+def _param_roles(op_name: str, n_tensors: int):
+    """[(name, written?, aliases)] per tensor slot of op ``op_name`` (an aclnnXxx name), from the op registry;
+    None when the op is not registered (a throw-away test op): then outputs count as written."""
+    key = (op_name, n_tensors)
+    hit = _ROLES.get(key, False)
+    if hit is not False:
+        return hit
+    try:
+        from .opdef import REGISTRY
+        reg = REGISTRY.get(op_name[5:] if op_name.startswith("aclnn") else op_name)
+        params = reg.opdef.tensors if reg is not None else None
+    except Exception:     # pragma: no cover - a half-imported package
+        params = None
+    if params is None or len(params) != n_tensors:
+        return None
+    roles = [(p.name, bool(p.out or p.written), tuple(p.alias)) for p in params]
+    if len(_ROLES) < 4096:
+        _ROLES[key] = roles
+    return roles
+
+
+def _spans_of(executor) -> tuple:
+    roles = _param_roles(executor.op_name, len(executor.tensors))
+    spans = []
+    for i, t in enumerate(executor.tensors):
+        if t is None or t.numel == 0:
+            continue
+        lo, hi = t.element_span()
+        isz = t.itemsize
+        name, written, alias = roles[i] if roles else (f"tensor {i}", i >= executor.n_inputs, ())
+        spans.append((name, i, lo * isz, (hi - lo + 1) * isz, written, alias))
+    return tuple(spans)
 
 
 class aclOpExecutor:
     """The plan of one op call. Made by phase 1; run by phase 2."""
 
     __slots__ = ("op_name", "launches", "workspace_size", "tensors", "addrs", "n_inputs", "repeatable",
-                 "consumed", "fresh", "_ptr_slots")
+                 "consumed", "fresh", "_ptr_slots", "_spans", "_validated")
 
-    def __init__(self, op_name: str, tensors: Sequence, n_inputs: int, launches: list[Launch], workspace_size: int):
+    def __init__(self, op_name: str, tensors: Sequence, n_inputs: int, launches: list[Launch], workspace_size: int,
+                 spans: tuple | None = None):
         self.op_name = op_name
         self.launches = launches
         self.workspace_size = workspace_size
@@ -49,18 +102,61 @@ class aclOpExecutor:
         self.repeatable = False
         self.consumed = False
         self.fresh = True                            # no phase 2 has run yet
+        # The views as phase 1 accepted them: phase 1 passes its spans (free: they are cached with the
+        # plan); else computed at the first phase 2 or rebinding.
+        self._spans = spans
+        self._validated = None                       # (registry generation, workspace) of the last good check
+
+    @property
+    def spans(self) -> tuple:
+        sp = self._spans
+        if sp is None:
+            sp = self._spans = _spans_of(self)
+        return sp
 
     def __repr__(self):
         return (f"aclOpExecutor({self.op_name}, {len(self.launches)} launches, workspace {self.workspace_size} B"
                 f"{', repeatable' if self.repeatable else ''}{', consumed' if self.consumed else ''})")
 
 
+def _slots_error(spans, addrs) -> str | None:
+    find = registry.find
+    for name, slot, lo, nbytes, written, _ in spans:
+        addr = addrs[slot]
+        if type(addr) is not int:
+            return f"{name} has a null or invalid data address ({addr!r})"
+        a = find(addr + lo, nbytes)
+        if a is None:
+            return (f"{name} [0x{addr + lo:x}, +{nbytes} bytes) is no longer inside one live allocation "
+                    f"(freed, or rebound outside it, after phase 1)")
+        if written and not a.writable:
+            return f"{name} is written but [0x{addr + lo:x}, +{nbytes} bytes) is read-only memory"
+    return None
+
+
+def _workspace_error(spans, addrs, ws: int, need: int) -> str | None:
+    a = registry.find(ws, need)
+    if a is None:
+        return f"workspace [0x{ws:x}, +{need}) is not inside one live allocation"
+    if not a.writable:
+        return f"workspace [0x{ws:x}, +{need}) is read-only memory"
+    for name, slot, lo, nbytes, _, _ in spans:
+        start = addrs[slot] + lo
+        if start < ws + need and ws < start + nbytes:
+            return f"workspace [0x{ws:x}, +{need}) overlaps {name} [0x{start:x}, +{nbytes}); it must be separate memory"
+    return None
+
+
+@guarded("phase 2", INTERNAL)
 def run_executor(api: str, workspace, workspace_size, executor, stream):
     """The generic phase 2 of every op: check, bind addresses, enqueue, consume."""
     if executor is None:
         return fail(NULLPTR, f"{api}: executor is null")
     if not isinstance(executor, aclOpExecutor):
-        return fail(INVALID, f"{api}: executor is not an aclOpExecutor: {executor!r}")
+        return fail(INVALID, f"{api}: executor is not an aclOpExecutor: {type(executor).__name__}")
+    if executor.op_name != api:
+        return fail(INVALID, f"{api}: this executor was made by {executor.op_name}GetWorkspaceSize, not "
+                             f"{api}GetWorkspaceSize; nothing launched")
     if executor.consumed:
         return fail(INVALID, f"{api}: this executor has already run (or was destroyed); call "
                              f"{executor.op_name}GetWorkspaceSize again, or make it repeatable with "
@@ -69,84 +165,145 @@ def run_executor(api: str, workspace, workspace_size, executor, stream):
         executor.consumed = True       # CANN deletes it whatever happens next
     executor.fresh = False
     need = executor.workspace_size
+    ws_size = as_int(workspace_size)
+    if ws_size is None or not 0 <= ws_size < MAX_ADDRESS:
+        return fail(INVALID, f"{api}: workspace_size must be an int in [0, 2**64), got {workspace_size!r}")
+    ws = None if workspace is None else as_int(workspace)
+    if workspace is not None and (ws is None or not 0 <= ws < MAX_ADDRESS):
+        return fail(INVALID, f"{api}: workspace must be an address (int) or None, got {workspace!r}")
     if need:
-        if workspace is None or workspace == 0:
+        if not ws:
             return fail(NULLPTR, f"{api}: workspace is null but the plan needs {need} bytes")
-        if not isinstance(workspace_size, int) or workspace_size < need:
+        if ws_size < need:
             return fail(INVALID, f"{api}: workspace_size {workspace_size!r} is smaller than the {need} bytes "
                                  f"returned by phase 1")
-        if registry.find(workspace, need) is None:
-            return fail(INVALID, f"{api}: workspace [0x{workspace:x}, +{need}) is not inside one allocation")
     s, st = resolve_stream(api, stream)
     if st:
         return AclnnStatus.ACLNN_ERR_RUNTIME_ERROR
     backend = state.backend
     addrs = executor.addrs
-    try:
-        for ln in executor.launches:
-            backend.launch_planned(ln.kernel, ln.grid, ln.block, ln.args, addrs, workspace, ln.shared_mem, s)
-    except DeviceError as e:
-        return fail(AclnnStatus.ACLNN_ERR_RUNTIME_ERROR, f"{api}: launch failed: {e}")
+    spans = executor.spans
+    with registry.launch_lock:        # a free is seen by these checks, or ordered after these launches
+        key = (registry.generation, ws if need else None)
+        if executor._validated != key:
+            err = _slots_error(spans, addrs) or (_workspace_error(spans, addrs, ws, need) if need else None)
+            if err is not None:
+                return fail(INVALID, f"{api}: {err}; nothing launched")
+            executor._validated = key
+        try:
+            for ln in executor.launches:
+                backend.launch_planned(ln.kernel, ln.grid, ln.block, ln.args, addrs, ws or 0, ln.shared_mem, s)
+        except DeviceError as e:
+            return fail(AclnnStatus.ACLNN_ERR_RUNTIME_ERROR, f"{api}: launch failed: {e}")
     return OK
 
 
+@guarded("aclSetAclOpExecutorRepeatable", INTERNAL)
 def aclSetAclOpExecutorRepeatable(executor):
     """Keep the executor after phase 2 (until aclDestroyAclOpExecutor). Only right after phase 1."""
     if executor is None:
         return fail(INNER_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is null")
+    if not isinstance(executor, aclOpExecutor):
+        return fail(INVALID, f"aclSetAclOpExecutorRepeatable: not an aclOpExecutor: {type(executor).__name__}")
     if executor.consumed or not executor.fresh:
         return fail(INVALID, "aclSetAclOpExecutorRepeatable: must be called right after phase 1, before phase 2")
     executor.repeatable = True
     return OK
 
 
+@guarded("aclDestroyAclOpExecutor", INTERNAL)
 def aclDestroyAclOpExecutor(executor):
     if executor is None:
         return fail(INNER_NULLPTR, "aclDestroyAclOpExecutor: executor is null")
+    if not isinstance(executor, aclOpExecutor):
+        return fail(INVALID, f"aclDestroyAclOpExecutor: not an aclOpExecutor: {type(executor).__name__}")
     executor.consumed = True
     executor.launches = []
     return OK
 
 
+def _same_view(ta, addr_a, tb, addr_b) -> bool:
+    return (addr_a, ta.offset, ta.strides, ta.view_dims, ta.data_type) == (addr_b, tb.offset, tb.strides,
+                                                                           tb.view_dims, tb.data_type)
+
+
+def _overlap_error(executor, addrs) -> str | None:
+    """Phase 1's rule on the rebound addresses: a written tensor overlaps no other tensor, except
+    an input its parameter may be exactly (a declared alias) when it is exactly that view."""
+    placed = [(addrs[sp[1]] + sp[2], addrs[sp[1]] + sp[2] + sp[3], sp) for sp in executor.spans]
+    for ws, we, sp in placed:
+        if not sp[4]:
+            continue
+        for os_, oe, sp2 in placed:
+            if sp2 is sp or not (os_ < we and ws < oe):
+                continue
+            if not sp2[4] and sp2[0] in sp[5] and _same_view(executor.tensors[sp[1]], addrs[sp[1]],
+                                                                 executor.tensors[sp2[1]], addrs[sp2[1]]):
+                continue
+            if sp2[4] and sp[4] and sp2[1] < sp[1]:
+                continue            # the pair was reported from the other side
+            allowed = f" (it may only be exactly {', '.join(sp[5])})" if sp[5] else ""
+            return f"{sp[0]} would overlap {sp2[0]} in memory; outputs must not overlap other tensors{allowed}"
+    return None
+
+
 def _rebind(api, executor, slot, tensor, addr):
     if executor is None or tensor is None:
         return fail(INNER_NULLPTR, f"{api}: {'executor' if executor is None else 'tensor'} is null")
+    if not isinstance(executor, aclOpExecutor):
+        return fail(INVALID, f"{api}: not an aclOpExecutor: {type(executor).__name__}")
+    from .tensor import aclTensor
+    if not isinstance(tensor, aclTensor):
+        return fail(INVALID, f"{api}: not an aclTensor: {type(tensor).__name__}")
     if not executor.repeatable or executor.consumed:
         return fail(INVALID, f"{api}: the executor must be repeatable (aclSetAclOpExecutorRepeatable) and alive")
-    if not 0 <= slot < len(executor.tensors) or executor.tensors[slot] is None:
+    if slot is None or not 0 <= slot < len(executor.tensors) or executor.tensors[slot] is None:
         return fail(INVALID, f"{api}: index out of range, or that tensor was null in phase 1")
     planned = executor.tensors[slot]
     if tuple(tensor.view_dims) != tuple(planned.view_dims) or tensor.data_type != planned.data_type:
         return fail(INVALID, f"{api}: tensor {tensor!r} does not match the planned {planned!r}")
-    if not isinstance(addr, int) or addr <= 0:
-        return fail(INVALID, f"{api}: addr must be a non-null address, got {addr!r}")
-    if planned.numel:
-        lo, hi = planned.element_span()
-        isz = planned.itemsize
-        if registry.find(addr + lo * isz, (hi - lo + 1) * isz) is None:
-            return fail(INVALID, f"{api}: the view {planned.view_dims} at 0x{addr:x} does not fit inside one allocation")
-    executor.addrs[slot] = addr
-    tensor.addr = addr
+    a = as_int(addr)
+    if a is None or not 0 < a < MAX_ADDRESS:
+        return fail(INVALID, f"{api}: addr must be a non-null address in (0, 2**64), got {addr!r}")
+    addrs = list(executor.addrs)
+    addrs[slot] = a
+    span = next((sp for sp in executor.spans if sp[1] == slot), None)
+    if span is not None:
+        err = _slots_error((span,), addrs) or _overlap_error(executor, addrs)
+        if err is not None:
+            return fail(INVALID, f"{api}: {err}; not rebound")
+    executor.addrs[slot] = a
+    executor._validated = None
+    tensor.addr = a
     return OK
 
 
+def _index(v):
+    i = as_int(v)
+    return i if i is not None else -1
+
+
+@guarded("aclSetInputTensorAddr", INTERNAL)
 def aclSetInputTensorAddr(executor, index, tensor, addr):
     """Rebind input ``index`` (over all inputs of the signature) of a repeatable executor to ``addr``."""
-    if executor is not None and not 0 <= index < executor.n_inputs:
-        return fail(INVALID, f"aclSetInputTensorAddr: input index {index} out of range [0, {executor.n_inputs})")
-    return _rebind("aclSetInputTensorAddr", executor, index, tensor, addr)
+    if isinstance(executor, aclOpExecutor) and not 0 <= _index(index) < executor.n_inputs:
+        return fail(INVALID, f"aclSetInputTensorAddr: input index {index!r} out of range [0, {executor.n_inputs})")
+    return _rebind("aclSetInputTensorAddr", executor, _index(index), tensor, addr)
 
 
+@guarded("aclSetOutputTensorAddr", INTERNAL)
 def aclSetOutputTensorAddr(executor, index, tensor, addr):
     """Rebind output ``index`` (over the outputs of the signature) of a repeatable executor to ``addr``."""
-    if executor is not None:
+    index = _index(index)
+    if isinstance(executor, aclOpExecutor):
         n_out = len(executor.tensors) - executor.n_inputs
         if not 0 <= index < n_out:
-            return fail(INVALID, f"aclSetOutputTensorAddr: output index {index} out of range [0, {n_out})")
+            return fail(INVALID, f"aclSetOutputTensorAddr: output index {index!r} out of range [0, {n_out})")
         index += executor.n_inputs
     return _rebind("aclSetOutputTensorAddr", executor, index, tensor, addr)
 
 
+@guarded("aclSetTensorAddr", INTERNAL)
 def aclSetTensorAddr(executor, index, tensor, addr):
     """Rebind tensor ``index`` (inputs then outputs) of a repeatable executor to ``addr``."""
-    return _rebind("aclSetTensorAddr", executor, index, tensor, addr)
+    return _rebind("aclSetTensorAddr", executor, _index(index), tensor, addr)

@@ -28,6 +28,9 @@ _munmap.restype = ctypes.c_int
 _munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
 _PROT_RW = mmap.PROT_READ | mmap.PROT_WRITE
 _MAP_FLAGS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+_MAP_FIXED = 0x10                    # Linux
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)
+_MAX_RESERVED = 4096                 # released address ranges kept reserved (each is one mapping)
 _MAP_FAILED = (1 << (8 * ctypes.sizeof(ctypes.c_void_p))) - 1
 
 
@@ -119,6 +122,8 @@ class HostBackend:
     def __init__(self):
         self._buffers: dict[int, int] = {}    # live allocations: address -> mapped size
         self._dying: dict[int, int] = {}      # freed, released once the streams drained
+        self._reserved: dict[int, list[int]] = {}   # released ranges kept PROT_NONE, by size, for reuse
+        self._n_reserved = 0
         self._streams: list[HostStream] = []
         self._default: HostStream | None = None
         self._lock = threading.Lock()
@@ -139,7 +144,19 @@ class HostBackend:
 
     def malloc(self, nbytes: int) -> int:
         size = max(nbytes, 1)
-        ptr = _mmap(None, size, _PROT_RW, _MAP_FLAGS, -1, 0)
+        ptr = None
+        with self._lock:
+            spare = self._reserved.get(size)
+            if spare:
+                ptr = spare.pop()
+                self._n_reserved -= 1
+        if ptr is not None:       # a released range of the same size: map fresh pages over it
+            got = _mmap(ptr, size, _PROT_RW, _MAP_FLAGS | _MAP_FIXED, -1, 0)
+            if got != ptr:
+                _munmap(ptr, size)
+                ptr = None
+        if ptr is None:
+            ptr = _mmap(None, size, _PROT_RW, _MAP_FLAGS, -1, 0)
         if ptr is None or ptr == _MAP_FAILED:
             raise MemoryError(f"mmap of {nbytes} bytes failed (errno {ctypes.get_errno()})")
         ctypes.memset(ptr, _POISON, nbytes)
@@ -163,9 +180,7 @@ class HostBackend:
                 left[0] -= 1
                 last = left[0] == 0
             if last:
-                with self._lock:
-                    self._dying.pop(ptr, None)
-                _munmap(ptr, size)
+                self._release(ptr, size)
 
         if not streams:
             left[0] = 1
@@ -176,6 +191,29 @@ class HostBackend:
 
     malloc_host = malloc
     free_host = free
+
+    def _release(self, ptr: int, size: int) -> None:
+        """Give the pages back but keep the address range reserved (PROT_NONE): a stale pointer then
+        faults, is refused by the runtime's host-range probe, and never lands in someone else's memory.
+        Reserved ranges are reused by later allocations of the same size; beyond _MAX_RESERVED of them
+        the oldest is unmapped."""
+        got = _mmap(ptr, size, 0, _MAP_FLAGS | _MAP_FIXED | _MAP_NORESERVE, -1, 0)
+        drop = []
+        with self._lock:
+            self._dying.pop(ptr, None)
+            if got == ptr:
+                self._reserved.setdefault(size, []).append(ptr)
+                self._n_reserved += 1
+                while self._n_reserved > _MAX_RESERVED:
+                    k = next(iter(self._reserved))
+                    drop.append((self._reserved[k].pop(0), k))
+                    if not self._reserved[k]:
+                        del self._reserved[k]
+                    self._n_reserved -= 1
+            else:
+                drop.append((ptr, size))
+        for p, n in drop:
+            _munmap(p, n)
 
     def is_dying(self, ptr: int, nbytes: int) -> bool:
         """Whether ``[ptr, ptr + nbytes)`` touches freed memory not yet released (queued work may still use it)."""
