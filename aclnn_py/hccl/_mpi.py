@@ -271,14 +271,16 @@ class MpiEngine:
         MPI = _MPI
         test = req.Test
         try:
-            for _ in range(200):           # the common case: done within a few microseconds
-                if test():
-                    return None
             now = time.monotonic()
-            next_look = now + 0.1
-            nap = 0.0
+            spin_until, next_look, nap, i = now + 0.005, now + 0.1, 0.0, 0
             while not test():
+                i += 1
+                if i & 31:                 # spin: a peer that is a few µs late costs only that
+                    continue
                 now = time.monotonic()
+                if now < spin_until:
+                    time.sleep(0)          # let this process's other threads run meanwhile
+                    continue
                 if now >= next_look and c is not None:
                     next_look = now + 0.1
                     dead = [(r, pid) for r, pid in c.local_peers if not _alive(pid)]
@@ -291,7 +293,7 @@ class MpiEngine:
                     _broken_any = True
                     return CollectiveError(R.HCCL_E_TIMEOUT, f"{api}: the other ranks did not take part within "
                                                              f"{what}={connect_timeout() if init else exec_timeout():g} s")
-                time.sleep(nap)
+                time.sleep(nap)            # then back off to 1 ms naps (a long wait costs no CPU)
                 nap = min(nap * 2 + 2e-5, 1e-3)
         except MPI.Exception as e:
             return CollectiveError(R.HCCL_E_REMOTE, f"{api}: MPI reported {e}")
