@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import threading
 
+from ..acl._state import resolve_stream
+from ..acl.memory import registry
 from ..errors import fail, guarded
+from ..status import AclError
 from ._types import (DTYPE_SIZE, ENGINE_MPI, ENGINE_NAMES, ENGINE_NCCL, HCCL_ROOT_INFO_BYTES, HcclDataType,
                      HcclReduceOp, HcclResult, pack_root_info, unpack_root_info)
 
@@ -195,8 +198,6 @@ def _collective(api: str, comm, stream, *, send=None, recv=None, count=0, dtype=
     eng, c, st = _comm(api, comm)
     if st:
         return st
-    from ..acl._state import resolve_stream
-    from ..status import AclError
     s, st = resolve_stream(api, stream)
     if st:
         return fail(R.HCCL_E_PARA if st == AclError.ACL_ERROR_RT_INVALID_HANDLE else R.HCCL_E_RUNTIME,
@@ -235,7 +236,6 @@ def _check_args(api, eng, c, send, recv, count, dtype, op, root, send_n, recv_n)
             "op": -1 if op is None else int(op), "root": -1 if root is None else int(root)}
     if count == 0:
         return args, R.HCCL_SUCCESS, ""
-    from ..acl.memory import registry
     if send_n is None:       # HcclBroadcast: one buffer, written on every rank but the root
         bufs = [("buf", send, count * size, True)]
     else:
