@@ -181,6 +181,22 @@ def _rank_rule(lo: int, hi: int, inner=None):
     return rule
 
 
+def _real_scalars(p: Plan) -> None:
+    """aclScalar attributes may have any real numeric dtype (bool and integers included), not a complex one."""
+    for a in p.op.attrs:
+        v = p[a.name]
+        if isinstance(v, aclScalar) and np.iscomplexobj(v.value):
+            p.fail(INVALID, f"{a.name} must be a real scalar, got {aclDataType(v.data_type).name}")
+
+
+def _with_scalar_check(check):
+    def both(p: Plan) -> None:
+        _real_scalars(p)
+        if check is not None:
+            check(p)
+    return both
+
+
 def _no_empty(*names):
     def check(plan: Plan) -> None:
         for n in names:
@@ -220,7 +236,7 @@ def forward(name: str, functor, *, attrs=(), params=_no_params, dtypes=FLOATS, r
     return OpDef(
         name=name, params=(T("self", dtypes=dtypes), *attrs, T("out", out=True, dtypes=dtypes, match="self",
                                                                 alias=("self",))),
-        ranks=ranks, plan=plan_unary(FAMILY, fn, params), check=check, group=GROUP,
+        ranks=ranks, plan=plan_unary(FAMILY, fn, params), check=_with_scalar_check(check), group=GROUP,
         doc=f"out = {formula}. {dn}; out has self's shape and dtype; ranks {ranks[0]}–{ranks[1]}; out may be self "
             f"(in place). Empty: nothing launched.")
 
@@ -245,7 +261,7 @@ def backward(name: str, functor, saved: str, out: str, *, attrs=(), params=_no_p
     shapes = ("grad_output and " + saved + " broadcast (NumPy rules); " + out + " has the broadcast shape"
               if bcast else "all shapes equal")
     return OpDef(
-        name=name, params=params_, ranks=ranks, check=check, group=GROUP, cudnn=cudnn,
+        name=name, params=params_, ranks=ranks, check=_with_scalar_check(check), group=GROUP, cudnn=cudnn,
         plan=plan_binary(FAMILY, fn, params, "grad_output", saved, out),
         doc=f"{out} = {formula} (g = grad_output). {dn}, one dtype for all; ranks {ranks[0]}–{ranks[1]}; {shapes}; "
             f"{out} may be grad_output (in place).")

@@ -396,6 +396,7 @@ def errors_of(name):
             out.append(case(f"{a} null", NULLPTR, a, set_attr(a, None)))
             if isinstance(v, A.aclScalar):
                 out.append(case(f"{a} a Python float, not an aclScalar", INVALID, a, set_attr(a, 0.5)))
+                out.append(case(f"{a} a COMPLEX64 scalar", INVALID, a, set_attr(a, scalar(1.0, A.ACL_COMPLEX64))))
             elif isinstance(v, bool):
                 out.append(case(f"{a} not a bool", INVALID, a, set_attr(a, 1)))
             elif isinstance(v, int):
