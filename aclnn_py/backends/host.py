@@ -215,6 +215,15 @@ class HostBackend:
         for p, n in drop:
             _munmap(p, n)
 
+    def allocation_of(self, addr: int):
+        """``(base, nbytes)`` of the live allocation holding ``addr``, or None (the emulator's bounds check)."""
+        with self._lock:
+            items = list(self._buffers.items())
+        for base, size in items:
+            if base <= addr < base + size:
+                return base, size
+        return None
+
     def is_dying(self, ptr: int, nbytes: int) -> bool:
         """Whether ``[ptr, ptr + nbytes)`` touches freed memory not yet released (queued work may still use it)."""
         with self._lock:
