@@ -22,6 +22,7 @@ from .acl.memory import MAX_ADDRESS, registry
 from .backends import DeviceError
 from .errors import fail, guarded
 from .launch import Launch, Slot, Ws  # noqa: F401  (re-exported)
+from .views import overlap_error, slots_error
 from .status import AclnnStatus
 
 __all__ = ["aclOpExecutor", "Slot", "Ws", "Launch", "run_executor", "aclSetAclOpExecutorRepeatable",
@@ -48,40 +49,15 @@ INTERNAL = AclnnStatus.ACLNN_ERR_INNER
 # the inputs it may be exactly): the same tuple phase 1 builds (opdef's ``_static_spans``).
 
 
-_ROLES: dict = {}
-
-
-def _param_roles(op_name: str, n_tensors: int):
-    """[(name, written?, aliases)] per tensor slot of op ``op_name`` (an aclnnXxx name), from the op registry;
-    None when the op is not registered (a throw-away test op): then outputs count as written."""
-    key = (op_name, n_tensors)
-    hit = _ROLES.get(key, False)
-    if hit is not False:
-        return hit
-    try:
-        from .opdef import REGISTRY
-        reg = REGISTRY.get(op_name[5:] if op_name.startswith("aclnn") else op_name)
-        params = reg.opdef.tensors if reg is not None else None
-    except Exception:     # pragma: no cover - a half-imported package
-        params = None
-    if params is None or len(params) != n_tensors:
-        return None
-    roles = [(p.name, bool(p.out or p.written), tuple(p.alias)) for p in params]
-    if len(_ROLES) < 4096:
-        _ROLES[key] = roles
-    return roles
-
-
 def _spans_of(executor) -> tuple:
-    roles = _param_roles(executor.op_name, len(executor.tensors))
+    """Spans of an executor made without them (not by phase 1): outputs count as written, no aliases."""
     spans = []
     for i, t in enumerate(executor.tensors):
         if t is None or t.numel == 0:
             continue
         lo, hi = t.element_span()
         isz = t.itemsize
-        name, written, alias = roles[i] if roles else (f"tensor {i}", i >= executor.n_inputs, ())
-        spans.append((name, i, lo * isz, (hi - lo + 1) * isz, written, alias))
+        spans.append((f"tensor {i}", i, lo * isz, (hi - lo + 1) * isz, i >= executor.n_inputs, ()))
     return tuple(spans)
 
 
@@ -117,21 +93,6 @@ class aclOpExecutor:
     def __repr__(self):
         return (f"aclOpExecutor({self.op_name}, {len(self.launches)} launches, workspace {self.workspace_size} B"
                 f"{', repeatable' if self.repeatable else ''}{', consumed' if self.consumed else ''})")
-
-
-def _slots_error(spans, addrs) -> str | None:
-    find = registry.find
-    for name, slot, lo, nbytes, written, _ in spans:
-        addr = addrs[slot]
-        if type(addr) is not int:
-            return f"{name} has a null or invalid data address ({addr!r})"
-        a = find(addr + lo, nbytes)
-        if a is None:
-            return (f"{name} [0x{addr + lo:x}, +{nbytes} bytes) is no longer inside one live allocation "
-                    f"(freed, or rebound outside it, after phase 1)")
-        if written and not a.writable:
-            return f"{name} is written but [0x{addr + lo:x}, +{nbytes} bytes) is read-only memory"
-    return None
 
 
 def _workspace_error(spans, addrs, ws: int, need: int) -> str | None:
@@ -186,7 +147,7 @@ def run_executor(api: str, workspace, workspace_size, executor, stream):
     with registry.launch_lock:        # a free is seen by these checks, or ordered after these launches
         key = (registry.generation, ws if need else None)
         if executor._validated != key:
-            err = _slots_error(spans, addrs) or (_workspace_error(spans, addrs, ws, need) if need else None)
+            err = slots_error(spans, addrs) or (_workspace_error(spans, addrs, ws, need) if need else None)
             if err is not None:
                 return fail(INVALID, f"{api}: {err}; nothing launched")
             executor._validated = key
@@ -222,31 +183,6 @@ def aclDestroyAclOpExecutor(executor):
     return OK
 
 
-def _same_view(ta, addr_a, tb, addr_b) -> bool:
-    return (addr_a, ta.offset, ta.strides, ta.view_dims, ta.data_type) == (addr_b, tb.offset, tb.strides,
-                                                                           tb.view_dims, tb.data_type)
-
-
-def _overlap_error(executor, addrs) -> str | None:
-    """Phase 1's rule on the rebound addresses: a written tensor overlaps no other tensor, except
-    an input its parameter may be exactly (a declared alias) when it is exactly that view."""
-    placed = [(addrs[sp[1]] + sp[2], addrs[sp[1]] + sp[2] + sp[3], sp) for sp in executor.spans]
-    for ws, we, sp in placed:
-        if not sp[4]:
-            continue
-        for os_, oe, sp2 in placed:
-            if sp2 is sp or not (os_ < we and ws < oe):
-                continue
-            if not sp2[4] and sp2[0] in sp[5] and _same_view(executor.tensors[sp[1]], addrs[sp[1]],
-                                                                 executor.tensors[sp2[1]], addrs[sp2[1]]):
-                continue
-            if sp2[4] and sp[4] and sp2[1] < sp[1]:
-                continue            # the pair was reported from the other side
-            allowed = f" (it may only be exactly {', '.join(sp[5])})" if sp[5] else ""
-            return f"{sp[0]} would overlap {sp2[0]} in memory; outputs must not overlap other tensors{allowed}"
-    return None
-
-
 def _rebind(api, executor, slot, tensor, addr):
     if executor is None or tensor is None:
         return fail(INNER_NULLPTR, f"{api}: {'executor' if executor is None else 'tensor'} is null")
@@ -269,7 +205,7 @@ def _rebind(api, executor, slot, tensor, addr):
     addrs[slot] = a
     span = next((sp for sp in executor.spans if sp[1] == slot), None)
     if span is not None:
-        err = _slots_error((span,), addrs) or _overlap_error(executor, addrs)
+        err = slots_error((span,), addrs) or overlap_error(executor.spans, executor.tensors, addrs)
         if err is not None:
             return fail(INVALID, f"{api}: {err}; not rebound")
     executor.addrs[slot] = a

@@ -42,6 +42,7 @@ from .executor import aclOpExecutor, run_executor
 from .kernel_cache import KernelUnavailable
 from .plan import OpCheckError, Plan
 from .status import AclnnStatus
+from .views import address_error
 from .tensor import aclBoolArray, aclFloatArray, aclIntArray, aclScalar, aclTensor
 
 __all__ = ["TensorParam", "AttrParam", "OpDef", "RegisteredOp", "register", "export", "OPS", "REGISTRY", "EXPORTS",
@@ -431,54 +432,6 @@ def _static_spans(plan: Plan) -> tuple:
     return tuple(spans)
 
 
-def _same_view(a: aclTensor, b: aclTensor) -> bool:
-    return (a.addr, a.offset, a.strides, a.view_dims, a.data_type) == (b.addr, b.offset, b.strides, b.view_dims,
-                                                                       b.data_type)
-
-
-def _overlap_error(a, ta, b, tb) -> str | None:
-    """Two tensors whose byte ranges intersect: fine if neither is written, or if the written one
-    may be exactly the other (a declared alias) and is."""
-    if not (a[4] or b[4]):
-        return None
-    if b[4] and not a[4]:
-        a, ta, b, tb = b, tb, a, ta
-    if not b[4] and b[0] in a[5] and _same_view(ta, tb):
-        return None
-    allowed = f" (it may only be exactly {', '.join(a[5])})" if a[5] else ""
-    return f"{a[0]} overlaps {b[0]} in memory; outputs must not overlap other tensors{allowed}"
-
-
-def _address_error(tensors: Sequence, spans: tuple) -> str | None:
-    """The per-call part of phase 1, for fresh and cached plans alike: every view lies inside one known
-    allocation (outputs in writable memory), and a written tensor overlaps no other tensor, except as
-    an exact alias its parameter allows. Returns the message of the first failure, or None."""
-    find = registry.find
-    placed = []
-    for sp in spans:
-        t = tensors[sp[1]]
-        addr = t.addr
-        if type(addr) is not int and (not isinstance(addr, int) or isinstance(addr, bool)):
-            return f"{sp[0]} has a null or invalid data address ({addr!r})"
-        start = addr + sp[2]
-        alloc = find(start, sp[3])
-        if alloc is None:
-            return (f"{sp[0]} view [0x{start:x}, +{sp[3]} bytes) is not inside one allocation known to the "
-                    f"runtime (acl.rt.malloc or from_array)")
-        if sp[4] and not getattr(alloc, "writable", True):
-            return f"{sp[0]} is written but its memory [0x{start:x}, +{sp[3]} bytes) is read-only"
-        placed.append((start, start + sp[3], sp, t))
-    for i, (ws, we, sp, t) in enumerate(placed):     # each written tensor against every other one
-        if not sp[4]:
-            continue
-        for j, (os_, oe, sp2, t2) in enumerate(placed):
-            if j != i and os_ < we and ws < oe:
-                err = _overlap_error(sp, t, sp2, t2)
-                if err is not None:
-                    return err
-    return None
-
-
 class _LRU:
     """A bounded LRU of plans. A hit is two dict operations and no lock (a dict keeps insertion order:
     re-inserting moves the key to the end); a racing thread at worst misses and re-plans. Inserts and
@@ -562,11 +515,11 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
                     tensors = [args[i] for i in t_pos]
                     seen = (registry.generation, tuple(None if t is None else t.addr for t in tensors))
                     if hit[3] != seen:       # the same buffers as the last accepted call, no alloc/free since
-                        err = _address_error(tensors, hit[2])
+                        err = address_error(hit[2], tensors, seen[1])
                         if err is not None:
                             return fail(INVALID, f"{api2}: {err}")
                         hit[3] = seen
-                    return hit[1], aclOpExecutor(api2, tensors, n_inputs, hit[0], hit[1]), OK
+                    return hit[1], aclOpExecutor(api2, tensors, n_inputs, hit[0], hit[1], hit[2]), OK
             if len(args) > len(names):
                 return fail(INVALID, f"{api1}: takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
             values = dict(zip(names, args))
@@ -581,7 +534,7 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
             _validate(plan)
             spans = _static_spans(plan)
             tensors = [values[n] for n in tnames]
-            err = _address_error(tensors, spans)
+            err = address_error(spans, tensors, [None if t is None else t.addr for t in tensors])
             if err is not None:
                 return fail(INVALID, f"{api2}: {err}")
             if plan.ref is not None and plan.ref.numel == 0:
@@ -592,7 +545,7 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
             launches, ws_size = plan.finish(), plan.ws_size
             if key is not None:       # [launches, workspace size, spans, (registry generation, addresses) last accepted]
                 cache.put(key, [launches, ws_size, spans, None])
-            return ws_size, aclOpExecutor(api2, tensors, n_inputs, launches, ws_size), OK
+            return ws_size, aclOpExecutor(api2, tensors, n_inputs, launches, ws_size, spans), OK
         except OpCheckError as e:
             return fail(e.status, e.message)
         except KernelUnavailable as e:
