@@ -525,6 +525,25 @@ static inline R dyn_smem() {
     return *reinterpret_cast<A*>(dyn_smem_base());
 }
 
+// ---- waiting ------------------------------------------------------------------------------
+// A thread that must wait (barrier, warp collective) hands the CPU straight to the next READY
+// thread of its block instead of going through the scheduler: one context switch instead of two.
+// The scheduler loop still visits every thread; this only changes which READY thread runs first
+// (any order is a legal schedule). The scan is bounded; with nothing found, back to the scheduler.
+static inline void wait_switch(Executor& ex, Fiber* f) {
+    Fiber* fb = ex.fibers;
+    const unsigned n = ex.nthreads, end = std::min(n, f->linear + 65);
+    for (unsigned j = f->linear + 1; j < end; ++j) {
+        if (fb[j].state == ST_READY) {
+            tls.cur = &fb[j];
+            tls.tid = fb[j].tid;
+            ctx_swap(&f->ctx, &fb[j].ctx);
+            return;  // whoever resumed this thread set tls.cur / tls.tid
+        }
+    }
+    ctx_swap(&f->ctx, &ex.sched);
+}
+
 // ---- barrier -------------------------------------------------------------------------------
 static inline void release_barrier(Executor& ex) {
     int res = 0;
@@ -587,7 +606,7 @@ static int bar_sync(int kind, int pred, const char* file, int line) {
     f->state = ST_BAR;
     f->cfile = file;
     f->cline = line;
-    ctx_swap(&f->ctx, &ex.sched);
+    wait_switch(ex, f);
     return f->bar_res;
 }
 
@@ -788,7 +807,7 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
         f->state = ST_WARP;
         f->cfile = file;
         f->cline = line;
-        ctx_swap(&f->ctx, &ex.sched);
+        wait_switch(ex, f);
         return f->cres;
     }
     complete_group(ex, *g, base);
