@@ -30,6 +30,33 @@ FINALIZE_WARPS = 8       # finalize kernels: one warp per channel, 8 warps per b
 PER_CHANNEL_MAX_BLOCKS = 1024
 
 
+def _target_blocks() -> int:
+    """Reduction blocks to aim for. On a GPU: TARGET_BLOCKS. On the host CUDA emulator each block's
+    threads run as fibers on one of a few pool threads, and every block pays a fixed block-level
+    combine (warp shuffles + barriers): aim for 4 blocks per pool thread (at least 8), so a
+    reduction is split only as much as the host can run in parallel. A pure function of the
+    backend and $ACLNN_PY_EMU_THREADS / the CPU count, so phase 1 and phase 2 agree and results stay
+    deterministic (a different split count changes only the fixed merge order's rounding)."""
+    try:
+        from ..backends import get_backend
+        if get_backend().name != "host":
+            return TARGET_BLOCKS
+    except Exception:
+        return TARGET_BLOCKS
+    import os
+    try:
+        n = int(os.environ.get("ACLNN_PY_EMU_THREADS", "0") or 0)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        try:
+            n = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            n = os.cpu_count() or 1
+        n = min(n, 8)
+    return max(8, 4 * n)
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -71,6 +98,8 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
     """Plan of the per-channel reductions ``bn_stats_partial`` / ``bn_bwd_reduce_partial``.
 
     Returns ``(grid, block, splits, workspace_floats)``:
+      (TARGET_BLOCKS below is _target_blocks(): 1056 on a GPU, max(8, 4 x pool threads) on the host
+      emulator)
       NCX: grid = (C, splits, 1), block = ncx_block(S)
            splits = min(ceil(TARGET_BLOCKS / C), ceil(N*segs / ty), ceil(N*S / MIN_BLOCK_ELEMS))
       NXC: grid = (gx, splits, 1), block = nxc_block(C), gx = ceil(C / (4*cx))
@@ -89,13 +118,13 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
     if not channels_last:
         block = ncx_block(S)
         _, segs = ncx_geometry(S)
-        splits = min(_cdiv(TARGET_BLOCKS, C), _cdiv(N * segs, block[1]), _cdiv(M, MIN_BLOCK_ELEMS))
+        splits = min(_cdiv(_target_blocks(), C), _cdiv(N * segs, block[1]), _cdiv(M, MIN_BLOCK_ELEMS))
         gx = C
     else:
         block = nxc_block(C)
         cx, cy, _ = block
         gx = _cdiv(C, CPT * cx)
-        splits = min(_cdiv(TARGET_BLOCKS, gx), _cdiv(M, RPT * cy), _cdiv(M * min(C, CPT * cx), MIN_BLOCK_ELEMS))
+        splits = min(_cdiv(_target_blocks(), gx), _cdiv(M, RPT * cy), _cdiv(M * min(C, CPT * cx), MIN_BLOCK_ELEMS))
     splits = min(MAX_GRID_Y, max(splits, 1, _cdiv(M, MAX_SPLIT_ELEMS)))
     return (gx, splits, 1), block, splits, 3 * splits * C + C
 
