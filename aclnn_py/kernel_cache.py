@@ -18,7 +18,7 @@ from ._paths import kernels_dir, kernels_include_dir
 from .backends import get_backend
 
 __all__ = ["declare", "instantiate", "instances", "families", "get_kernel", "KernelUnavailable", "compile_options",
-           "FLOAT_CTYPES", "BOOLS", "family_names"]
+           "FLOAT_CTYPES", "BOOLS", "family_names", "compile_all"]
 
 FLOAT_CTYPES = ("float", "__half", "__nv_bfloat16")
 BOOLS = ("false", "true")
@@ -45,7 +45,7 @@ def declare(family: str, *name_lists) -> str:
     before it is first compiled). Returns ``family``, so a module can write ``FAMILY = declare(...)``."""
     names = [n for lst in name_lists for n in lst]
     with _lock:
-        if family in _modules:
+        if family in _modules or family in _compiling:
             raise RuntimeError(f"kernel family {family!r} is already compiled; declare its kernels at import time")
         old = _declared.get(family, ())
         _declared[family] = old + tuple(n for n in names if n not in old)
@@ -66,13 +66,24 @@ def compile_options() -> tuple[str, ...]:
     return ("-std=c++17", f"-I{kernels_include_dir()}")
 
 
+_family_locks: dict[str, threading.Lock] = {}
+_compiling: set[str] = set()
+
+
 def _module(family: str):
     entry = _modules.get(family)
     if entry is None:
+        # one lock per family: different families compile at the same time (g++ / NVRTC run outside
+        # the GIL); the global lock only guards the tables
         with _lock:
+            flock = _family_locks.setdefault(family, threading.Lock())
+        with flock:
             entry = _modules.get(family)
             if entry is None:
-                names = _declared.get(family)
+                with _lock:
+                    names = _declared.get(family)
+                    if names:
+                        _compiling.add(family)
                 if not names:
                     raise KernelUnavailable(f"kernel family {family!r} is not declared by any ops module")
                 try:
@@ -80,8 +91,47 @@ def _module(family: str):
                     mod = get_backend().load_module(code, compile_options(), list(names))
                 except Exception as e:   # a compiler error, a missing file: the caller maps it to a status
                     raise KernelUnavailable(f"kernels/{family}.cu failed to build: {type(e).__name__}: {e}") from e
-                entry = _modules[family] = (mod, frozenset(names))
+                finally:
+                    with _lock:
+                        _compiling.discard(family)
+                with _lock:
+                    entry = _modules[family] = (mod, frozenset(names))
     return entry
+
+
+def compile_all(selected=None, workers: int | None = None, progress=None) -> dict[str, str | None]:
+    """Compile every declared family (or ``selected``) in parallel, ``workers`` at a time (default:
+    the CPU count). ``progress(done, total, family, error_or_None)`` is called as each finishes
+    (default: a line on stderr). Returns ``{family: None | error message}``."""
+    import os
+    import sys
+    import time
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+    fams = list(selected) if selected is not None else sorted(_declared)
+    total = len(fams)
+    if progress is None:
+        t0 = time.monotonic()
+
+        def progress(done, n, fam, err):
+            sys.stderr.write(f"aclnn-py: compiled kernel families {done}/{n} ({fam}{': FAILED' if err else ''}, "
+                             f"{time.monotonic() - t0:.1f} s)\n")
+            sys.stderr.flush()
+
+    def one(fam):
+        try:
+            _module(fam)
+            return fam, None
+        except KernelUnavailable as e:
+            return fam, str(e)
+
+    out: dict[str, str | None] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) as ex:
+        futs = [ex.submit(one, f) for f in fams]
+        for i, fut in enumerate(as_completed(futs), 1):
+            fam, err = fut.result()
+            out[fam] = err
+            progress(i, total, fam, err)
+    return out
 
 
 def get_kernel(family: str, name: str):
