@@ -10,6 +10,7 @@ a comment in the ``.cu`` file, says what is compiled. ``get_kernel`` compiles a 
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import threading
@@ -62,6 +63,33 @@ def families() -> dict[str, tuple[str, ...]]:
     return dict(_declared)
 
 
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
+
+
+def kernel_source(family: str) -> str:
+    """``kernels/<family>.cu`` with a last line naming the digest of its text and of every header it
+    includes, transitively, from ``kernels/include`` (or beside the including file). Both caches
+    key on the source text — CuPy's RawModule disk cache and the emulator's — so a changed header
+    can never run a stale kernel."""
+    path = kernels_dir() / f"{family}.cu"
+    code = path.read_text()
+    h = hashlib.sha256(code.encode())
+    seen, todo = set(), [(code, path.parent)]
+    while todo:
+        text, here = todo.pop()
+        for name in _INCLUDE.findall(text):
+            for cand in (here / name, kernels_include_dir() / name):
+                if cand.is_file():
+                    cand = cand.resolve()
+                    if cand not in seen:
+                        seen.add(cand)
+                        body = cand.read_text()
+                        h.update(f"\0{cand.name}\0".encode() + body.encode())
+                        todo.append((body, cand.parent))
+                    break
+    return f"{code}\n// aclnn-py source digest: {h.hexdigest()}\n"      # last: compiler line numbers stay right
+
+
 def compile_options() -> tuple[str, ...]:
     return ("-std=c++17", f"-I{kernels_include_dir()}")
 
@@ -87,7 +115,7 @@ def _module(family: str):
                 if not names:
                     raise KernelUnavailable(f"kernel family {family!r} is not declared by any ops module")
                 try:
-                    code = (kernels_dir() / f"{family}.cu").read_text()
+                    code = kernel_source(family)
                     mod = get_backend().load_module(code, compile_options(), list(names))
                 except Exception as e:   # a compiler error, a missing file: the caller maps it to a status
                     raise KernelUnavailable(f"kernels/{family}.cu failed to build: {type(e).__name__}: {e}") from e

@@ -1,5 +1,3 @@
-// name_expressions: strided_copy<unsigned char>, strided_copy<unsigned short>, strided_copy<unsigned int>, strided_copy<unsigned long long>, strided_fill<unsigned char>, strided_fill<unsigned short>, strided_fill<unsigned int>, strided_fill<unsigned long long>
-//
 // ViewCopy and fill for views of any rank (<= 8) and strides: the framework's way to make a
 // non-contiguous input dense in the workspace, to write a result computed in the workspace back
 // into a strided output, and to fill outputs of empty inputs. Bit copies: U is an unsigned type

@@ -23,25 +23,7 @@ using namespace aclnn;
 
 namespace {
 
-// Philox4x32-10 (Random123's philox4x32_R(10, ctr, key)): ten rounds, the key bumped between rounds.
-// Verified against Random123's known-answer vectors (tests/test_dropout_mask.py, kernel philox_kat).
-constexpr unsigned kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;
-constexpr unsigned kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;
-
-__device__ __forceinline__ uint4 philox4x32_10(uint4 c, uint2 k) {
-#pragma unroll
-  for (int r = 0; r < 10; ++r) {
-    if (r > 0) {
-      k.x += kPhiloxW0;
-      k.y += kPhiloxW1;
-    }
-    const unsigned long long p0 = static_cast<unsigned long long>(kPhiloxM0) * c.x;
-    const unsigned long long p1 = static_cast<unsigned long long>(kPhiloxM1) * c.z;
-    c = make_uint4(static_cast<unsigned>(p1 >> 32) ^ c.y ^ k.x, static_cast<unsigned>(p1),
-                   static_cast<unsigned>(p0 >> 32) ^ c.w ^ k.y, static_cast<unsigned>(p0));
-  }
-  return c;
-}
+// philox4x32_10 comes from aclnn/philox.cuh (via aclnn_common.cuh).
 
 // the 8 keep bits of mask byte b (elements 8b .. 8b+7; bits of elements >= numel are 0)
 __device__ __forceinline__ unsigned keep_byte(long long b, long long numel, unsigned long long thr,

@@ -26,33 +26,6 @@ using namespace aclnn;
 
 namespace {
 
-__device__ __forceinline__ float lane_allsum(float v) {
-#pragma unroll
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float lane_allmax(float v) {
-#pragma unroll
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
-  return v;
-}
-
-// Every thread of a 1-D block (a multiple of 32 threads, at most 1024) gets the block's sum/max.
-// `smem` holds 32 floats; it is free again when the call returns.
-template <bool MAX>
-__device__ __forceinline__ float block_all(float v, float* smem) {
-  const int lane = threadIdx.x & (kWarpSize - 1), warp = threadIdx.x / kWarpSize;
-  const int nwarps = blockDim.x / kWarpSize;
-  v = MAX ? lane_allmax(v) : lane_allsum(v);
-  __syncthreads();                        // a previous call may still read smem
-  if (lane == 0) smem[warp] = v;
-  __syncthreads();
-  float t = smem[0];
-  for (int w = 1; w < nwarps; ++w) t = MAX ? fmaxf(t, smem[w]) : t + smem[w];
-  return t;
-}
-
 constexpr int kRowsPerBlock = 4;          // warps (rows) per 128-thread block of the *_rows kernels
 
 }  // namespace
@@ -68,12 +41,12 @@ __global__ void softmax_fwd_rows(const T* x, T* y, long long rows, long long D) 
        r += (long long)gridDim.x * kRowsPerBlock) {
     const T* xr = x + r * D;
     T* yr = y + r * D;
-    float m = -INFINITY;
+    float m = neg_inf_f32();
     for (long long j = lane; j < D; j += kWarpSize) m = fmaxf(m, load_f32(xr + j));
-    m = lane_allmax(m);
+    m = warp_allmax(m);
     float s = 0.f;
     for (long long j = lane; j < D; j += kWarpSize) s += expf(load_f32(xr + j) - m);
-    s = lane_allsum(s);
+    s = warp_allsum(s);
     const float logs = logf(s), inv = 1.f / s;
     for (long long j = lane; j < D; j += kWarpSize) {
       const float z = load_f32(xr + j) - m;     // (x - m) - log s: no cancellation near the max
@@ -88,12 +61,12 @@ __global__ void softmax_fwd_block(const T* x, T* y, long long rows, long long D)
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const T* xr = x + r * D;
     T* yr = y + r * D;
-    float m = -INFINITY;
+    float m = neg_inf_f32();
     for (long long j = threadIdx.x; j < D; j += blockDim.x) m = fmaxf(m, load_f32(xr + j));
-    m = block_all<true>(m, smem);
+    m = block_allreduce<true>(m, smem);
     float s = 0.f;
     for (long long j = threadIdx.x; j < D; j += blockDim.x) s += expf(load_f32(xr + j) - m);
-    s = block_all<false>(s, smem);
+    s = block_allreduce<false>(s, smem);
     const float logs = logf(s), inv = 1.f / s;
     for (long long j = threadIdx.x; j < D; j += blockDim.x) {
       const float z = load_f32(xr + j) - m;
@@ -110,7 +83,7 @@ __global__ void softmax_fwd_cols(const T* x, T* y, long long outer, long long D,
     const long long o = c / inner, i = c - o * inner;
     const T* xc = x + o * D * inner + i;
     T* yc = y + o * D * inner + i;
-    float m = -INFINITY;
+    float m = neg_inf_f32();
     for (long long j = 0; j < D; ++j) m = fmaxf(m, load_f32(xc + j * inner));
     float s = 0.f;
     for (long long j = 0; j < D; ++j) s += expf(load_f32(xc + j * inner) - m);
@@ -142,7 +115,7 @@ __global__ void softmax_bwd_rows(const T* g, const T* __restrict__ y, T* dx, lon
     const long long base = r * D;
     float s = 0.f;
     for (long long j = lane; j < D; j += kWarpSize) s += bwd_term<LOG>(load_f32(g + base + j), load_f32(y + base + j));
-    s = lane_allsum(s);   // also orders every read of the row before the first write (dx may be g)
+    s = warp_allsum(s);   // also orders every read of the row before the first write (dx may be g)
     for (long long j = lane; j < D; j += kWarpSize)
       store_f32(dx + base + j, bwd_out<LOG>(load_f32(g + base + j), load_f32(y + base + j), s));
   }
@@ -157,7 +130,7 @@ __global__ void softmax_bwd_block(const T* g, const T* __restrict__ y, T* dx, lo
     float s = 0.f;
     for (long long j = threadIdx.x; j < D; j += blockDim.x)
       s += bwd_term<LOG>(load_f32(g + base + j), load_f32(y + base + j));
-    s = block_all<false>(s, smem);
+    s = block_allreduce<false>(s, smem);
     for (long long j = threadIdx.x; j < D; j += blockDim.x)
       store_f32(dx + base + j, bwd_out<LOG>(load_f32(g + base + j), load_f32(y + base + j), s));
   }

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aclnn_py.kernel_cache import family_names
+import aclnn_py  # noqa: F401  (declares the kernel families)
+from aclnn_py.kernel_cache import instances, kernel_source
 
 from aclnn_py.ops import _bn_plan as plan
 from tests.references import batch_norm as ref
@@ -31,7 +32,7 @@ INCLUDE = ROOT / "kernels" / "include"
 
 
 def _name_expressions():
-    return family_names(KERNEL.read_text())
+    return list(instances("batch_norm"))
 
 
 NAMES = _name_expressions()
@@ -40,7 +41,7 @@ NAMES = _name_expressions()
 @pytest.fixture(scope="module")
 def mod():
     emulator = pytest.importorskip("aclnn_py.emulator")
-    return emulator.compile_module(KERNEL.read_text(), options=("-std=c++17", f"-I{INCLUDE}"),
+    return emulator.compile_module(kernel_source("batch_norm"), options=("-std=c++17", f"-I{INCLUDE}"),
                                    name_expressions=NAMES)
 
 

@@ -1,0 +1,158 @@
+// aclnn/reduce.cuh — warp and block reductions in a fixed order (bitwise reproducible), Welford/Chan, lane-group OR
+//
+// Part of the shared device code of kernels/ (see aclnn_common.cuh, which includes every part).
+// Plain CUDA C++17 for NVRTC, nvcc and the host emulator: no std headers, no inline PTX.
+#pragma once
+
+#include "base.cuh"
+#include "convert.cuh"
+
+namespace aclnn {
+// ------------------------------------------------------------------------------------------------
+// sums in a fixed order
+// ------------------------------------------------------------------------------------------------
+// All 32 lanes must call. Lane 0 receives the total (other lanes: partial sums).
+template <typename A>
+__device__ __forceinline__ A warp_sum(A v) {
+#pragma unroll
+  for (int o = kWarpSize / 2; o > 0; o >>= 1) v += __shfl_down_sync(kFullMask, v, o);
+  return v;
+}
+
+// Sum over the whole block (any 1-, 2- or 3-D shape whose thread count is a multiple of 32 and
+// at most 1024). Every thread of the block must call it (it contains __syncthreads). `smem` must
+// hold blockDim.x*blockDim.y*blockDim.z/32 elements. Thread (0,0,0) receives the total.
+template <typename A>
+__device__ __forceinline__ A block_sum(A v, A* smem) {
+  const int tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int nwarps = (blockDim.x * blockDim.y * blockDim.z) / kWarpSize;
+  v = warp_sum(v);
+  __syncthreads();  // smem may still be read by a previous call
+  if ((tid & (kWarpSize - 1)) == 0) smem[tid / kWarpSize] = v;
+  __syncthreads();
+  if (tid == 0) {
+    A t = smem[0];
+    for (int w = 1; w < nwarps; ++w) t += smem[w];
+    v = t;
+  }
+  return v;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Welford / Chan
+// ------------------------------------------------------------------------------------------------
+// mean and m2 = sum of squared deviations from mean, over n elements. F = float or double,
+// I = int or long long. merge() is Chan et al.'s pairwise update; n == 0 on either side is exact.
+template <typename F, typename I>
+struct Welford {
+  F mean;
+  F m2;
+  I n;
+};
+
+template <typename F, typename I>
+__device__ __forceinline__ Welford<F, I> welford_merge(Welford<F, I> a, const Welford<F, I>& b) {
+  if (b.n == 0) return a;
+  if (a.n == 0) return b;
+  const I n = a.n + b.n;
+  const F fb = static_cast<F>(b.n) / static_cast<F>(n);
+  const F delta = b.mean - a.mean;
+  a.mean = a.mean + delta * fb;
+  a.m2 = a.m2 + b.m2 + delta * delta * static_cast<F>(a.n) * fb;
+  a.n = n;
+  return a;
+}
+
+// Fold a chunk of `cnt` values (v[i] valid where ok[i]) into `w`, two-pass inside the chunk with
+// the compensated correction  m2 = sum d^2 - (sum d)^2 / cnt  (d = v - chunk mean).
+template <int K, typename F>
+__device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&v)[K], const bool (&ok)[K]) {
+  F s = F(0);
+  int cnt = 0;
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    if (ok[i]) {
+      s += v[i];
+      ++cnt;
+    }
+  }
+  if (cnt == 0) return;
+  const F inv = F(1) / static_cast<F>(cnt);
+  const F cm = s * inv;
+  F q = F(0), e = F(0);
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    if (ok[i]) {
+      const F d = v[i] - cm;
+      q += d * d;
+      e += d;
+    }
+  }
+  Welford<F, int> c;
+  c.mean = cm + e * inv;
+  c.m2 = q - e * e * inv;
+  if (c.m2 < F(0)) c.m2 = F(0);
+  c.n = cnt;
+  w = welford_merge(w, c);
+}
+
+// All 32 lanes must call. Lane 0 receives the merge of all lanes, in the fixed tree order
+// (offsets 16, 8, 4, 2, 1).
+template <typename F, typename I>
+__device__ __forceinline__ Welford<F, I> warp_welford(Welford<F, I> w) {
+#pragma unroll
+  for (int o = kWarpSize / 2; o > 0; o >>= 1) {
+    Welford<F, I> b;
+    b.mean = __shfl_down_sync(kFullMask, w.mean, o);
+    b.m2 = __shfl_down_sync(kFullMask, w.m2, o);
+    b.n = __shfl_down_sync(kFullMask, w.n, o);
+    w = welford_merge(w, b);
+  }
+  return w;
+}
+
+// ------------------------------------------------------------------------------------------------
+// all-reduce: every lane / thread gets the result
+// ------------------------------------------------------------------------------------------------
+// An xor butterfly: every lane ends with the bitwise same value (at each step lane i computes
+// v_i + v_{i^o} and lane i^o computes v_{i^o} + v_i, equal since + is commutative), in an order fixed
+// by the lane index. All 32 lanes must call.
+__device__ __forceinline__ float warp_allsum(float v) {
+#pragma unroll
+  for (int o = kWarpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_allmax(float v) {
+#pragma unroll
+  for (int o = kWarpSize / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
+  return v;
+}
+
+// Sum (MAX = false) or max (MAX = true) over a 1-D block of a multiple of 32 threads (at most
+// 1024); every thread gets the result: warps first (butterfly), then the warp results in warp-index
+// order. Every thread must call (it contains __syncthreads); `smem` holds 32 floats and is free
+// again when the call returns.
+template <bool MAX>
+__device__ __forceinline__ float block_allreduce(float v, float* smem) {
+  const int lane = threadIdx.x & (kWarpSize - 1), warp = threadIdx.x / kWarpSize;
+  const int nwarps = blockDim.x / kWarpSize;
+  v = MAX ? warp_allmax(v) : warp_allsum(v);
+  __syncthreads();                        // a previous call may still read smem
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  float t = smem[0];
+  for (int w = 1; w < nwarps; ++w) t = MAX ? fmaxf(t, smem[w]) : t + smem[w];
+  return t;
+}
+
+// ------------------------------------------------------------------------------------------------
+// bit packing
+// ------------------------------------------------------------------------------------------------
+// OR of `bits` over aligned groups of `group` lanes (group: power of two, 1..32). All 32 lanes
+// must call with the same `group`. Every lane of a group receives the group's OR.
+__device__ __forceinline__ unsigned warp_group_or(unsigned bits, int group) {
+  for (int o = group >> 1; o > 0; o >>= 1) bits |= __shfl_xor_sync(kFullMask, bits, o);
+  return bits;
+}
+}  // namespace aclnn
