@@ -152,8 +152,24 @@ def _tls_flags(cxx: str) -> tuple[str, ...]:
     Code generation of everything else is unchanged."""
     import platform
     if platform.machine() in ("x86_64", "AMD64") and "g++" in os.path.basename(cxx) and "clang" not in cxx:
-        return ("-mtls-dialect=gnu2",)
+        return ("-mtls-dialect=gnu2",) + (("-mf16c",) if _cpu_has("f16c") else ())
     return ()
+
+
+def _cpu_has(flag: str) -> bool:
+    """Whether /proc/cpuinfo lists ``flag`` (F16C: half <-> float conversions in hardware, the same
+    bits as the software path for every non-NaN value; NaNs keep the software path).
+    $ACLNN_PY_EMU_NO_F16C=1 turns it off."""
+    if flag == "f16c" and os.environ.get("ACLNN_PY_EMU_NO_F16C", "") not in ("", "0"):
+        return False
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return flag in line.split()
+    except OSError:
+        pass
+    return False
 
 
 def _extra_flags() -> tuple[str, ...]:

@@ -70,7 +70,23 @@ static inline unsigned short round_double(double d, int mode) {
     return static_cast<unsigned short>(sbit | bits);
 }
 
+#if defined(__F16C__) && !defined(ACLNN_EMU_NO_F16C)
+// Hardware conversion (F16C, -mf16c when the CPU has it): IEEE round-to-nearest-even, identical to
+// round_double<5, 10>(f, RN) for every non-NaN float (subnormals, overflow to inf included). NaNs
+// keep the software result (CUDA's canonical 0x7FFF), never the x86 payload-preserving one.
+typedef float emu_v4sf __attribute__((vector_size(16)));
+typedef short emu_v8hi __attribute__((vector_size(16)));
+static inline unsigned short f2h(float f, int mode = RN) {
+    if (mode == RN && f == f) {
+        const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{f, 0.f, 0.f, 0.f}, 0);
+        return static_cast<unsigned short>(r[0]);
+    }
+    return round_double<5, 10>(static_cast<double>(f), mode);
+}
+#define ACLNN_EMU_HW_H2F 1
+#else
 static inline unsigned short f2h(float f, int mode = RN) { return round_double<5, 10>(static_cast<double>(f), mode); }
+#endif
 static inline unsigned short d2h(double d, int mode = RN) { return round_double<5, 10>(d, mode); }
 static inline unsigned short f2bf(float f) {
     const uint32_t u = __builtin_bit_cast(uint32_t, f);
@@ -82,6 +98,12 @@ static inline unsigned short f2bf(float f, int mode) {
 }
 static inline unsigned short d2bf(double d, int mode = RN) { return round_double<8, 7>(d, mode); }
 static inline float h2f(unsigned short h) {
+#ifdef ACLNN_EMU_HW_H2F
+    if ((h & 0x7fffu) <= 0x7c00u) {  // not a NaN: exact in hardware
+        const emu_v4sf r = __builtin_ia32_vcvtph2ps(emu_v8hi{static_cast<short>(h), 0, 0, 0, 0, 0, 0, 0});
+        return r[0];
+    }
+#endif
     const unsigned sign = (h >> 15) & 1u, ex = (h >> 10) & 0x1fu, m = h & 0x3ffu;
     uint32_t u;
     if (ex == 0x1f) {
