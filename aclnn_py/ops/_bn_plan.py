@@ -30,31 +30,22 @@ FINALIZE_WARPS = 8       # finalize kernels: one warp per channel, 8 warps per b
 PER_CHANNEL_MAX_BLOCKS = 1024
 
 
+HOST_TARGET_BLOCKS = 16  # reductions on the host emulator (a few blocks per pool thread)
+
+
 def _target_blocks() -> int:
     """Reduction blocks to aim for. On a GPU: TARGET_BLOCKS. On the host CUDA emulator each block's
-    threads run as fibers on one of a few pool threads, and every block pays a fixed block-level
-    combine (warp shuffles + barriers): aim for 4 blocks per pool thread (at least 8), so a
-    reduction is split only as much as the host can run in parallel. A pure function of the
-    backend and $ACLNN_PY_EMU_THREADS / the CPU count, so phase 1 and phase 2 agree and results stay
-    deterministic (a different split count changes only the fixed merge order's rounding)."""
+    threads run as fibers on one of a few pool threads (at most 8), and every block pays a fixed
+    block-level combine (warp shuffles + barriers): aim for HOST_TARGET_BLOCKS. A constant, not the
+    CPU count, so the host's results are the same bits on every machine (a split count different
+    from the GPU's changes only the fixed merge order's rounding); phase 1 and phase 2 agree."""
     try:
         from ..backends import get_backend
-        if get_backend().name != "host":
-            return TARGET_BLOCKS
+        if get_backend().name == "host":
+            return HOST_TARGET_BLOCKS
     except Exception:
-        return TARGET_BLOCKS
-    import os
-    try:
-        n = int(os.environ.get("ACLNN_PY_EMU_THREADS", "0") or 0)
-    except ValueError:
-        n = 0
-    if n <= 0:
-        try:
-            n = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            n = os.cpu_count() or 1
-        n = min(n, 8)
-    return max(8, 4 * n)
+        pass
+    return TARGET_BLOCKS
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -98,7 +89,7 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
     """Plan of the per-channel reductions ``bn_stats_partial`` / ``bn_bwd_reduce_partial``.
 
     Returns ``(grid, block, splits, workspace_floats)``:
-      (TARGET_BLOCKS below is _target_blocks(): 1056 on a GPU, max(8, 4 x pool threads) on the host
+      (TARGET_BLOCKS below is _target_blocks(): 1056 on a GPU, HOST_TARGET_BLOCKS = 16 on the host
       emulator)
       NCX: grid = (C, splits, 1), block = ncx_block(S)
            splits = min(ceil(TARGET_BLOCKS / C), ceil(N*segs / ty), ceil(N*S / MIN_BLOCK_ELEMS))
