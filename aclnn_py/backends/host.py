@@ -127,6 +127,8 @@ class HostBackend:
         self._streams: list[HostStream] = []
         self._default: HostStream | None = None
         self._lock = threading.Lock()
+        from ..emulator import set_allocation_resolver
+        set_allocation_resolver(self.allocation_of)     # the emulator's bounds-check mode asks us
 
     # devices -------------------------------------------------------------------------------
     def device_count(self) -> int:

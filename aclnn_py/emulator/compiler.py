@@ -821,30 +821,15 @@ def _bounds_check_enabled() -> bool:
 
 def set_allocation_resolver(fn) -> None:
     """``fn(address) -> (base, nbytes) | None``: which allocation an argument points into (the host
-    backend's allocations are found without it)."""
+    backend installs its ``allocation_of`` when it is created)."""
     global _allocation_resolver
     _allocation_resolver = fn
 
 
 def _resolve_allocation(addr: int):
-    if _allocation_resolver is not None:
-        return _allocation_resolver(addr)
-    try:
-        from ..backends import get_backend
-        b = get_backend()
-    except Exception:
-        return None
-    finder = getattr(b, "allocation_of", None)
-    if finder is not None:
-        return finder(addr)
-    bufs = getattr(b, "_buffers", None)
-    if not bufs:
-        return None
-    for base, buf in list(bufs.items()):
-        nbytes = getattr(buf, "nbytes", 0) - 128  # host backend: nbytes + 128 bytes, aligned start
-        if nbytes >= 0 and base <= addr < base + max(nbytes, 1):
-            return base, nbytes
-    return None
+    """The allocation an argument points into, from the resolver the host backend installs (the
+    emulator does not import the backends: they sit above it)."""
+    return _allocation_resolver(addr) if _allocation_resolver is not None else None
 
 
 _libc = None
