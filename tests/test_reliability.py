@@ -171,6 +171,23 @@ def test_impossible_pointers_are_statuses_not_crashes():
     assert r.returncode == 0 and "ok" in r.stdout, (r.returncode, r.stdout[-2000:], r.stderr[-4000:])
 
 
+def test_util_pointer_helpers_refuse_impossible_pointers():
+    """acl.util.ptr_to_numpy / ptr_to_bytes on a pointer this process cannot read: None and a message."""
+    r = run_child("""
+        freed, _ = acl.rt.malloc(1 << 20, 0)
+        assert acl.rt.free(freed) == 0 and acl.rt.synchronize_device() == 0
+        for p in (8, -1, 0, 2 ** 64, 4096, freed, 1.5, None, "0x1000"):
+            assert acl.util.ptr_to_bytes(p, 16) is None, p
+            assert acl.util.ptr_to_numpy(p, (4,), np.float32) is None, p
+            assert acl.get_recent_err_msg()
+        x = np.arange(4, dtype=np.float32)
+        assert acl.util.ptr_to_bytes(acl.util.numpy_to_ptr(x), 16) == x.tobytes()
+        assert (acl.util.ptr_to_numpy(acl.util.numpy_to_ptr(x), (2, 2), np.float32) == x.reshape(2, 2)).all()
+        print("ok")
+    """)
+    assert r.returncode == 0 and "ok" in r.stdout, (r.returncode, r.stdout[-2000:], r.stderr[-4000:])
+
+
 # 7. rebinding applies phase 1's overlap rules ----------------------------------------------------------
 
 def test_rebinding_cannot_create_an_overlap_phase_1_refuses(stream):
