@@ -353,3 +353,52 @@ def test_cached_plan_still_checks_addresses(info):
         _check_untouched(res, res.device)
     finally:
         release(res)
+
+
+_MEMORY_FAULTS = ("view beyond its storage_dims", "view beyond its allocation", "null address",
+                  "written view overlapping itself")
+
+
+def _memory_fault_cases():
+    out = []
+    for info in OP_DB:
+        for fault in _MEMORY_FAULTS:
+            out.append(pytest.param(info, fault, id=f"{info.name}-{fault}"))
+    return out
+
+
+@pytest.mark.parametrize("info,fault", _memory_fault_cases())
+def test_memory_faults_derived_from_any_sample(info, fault):
+    """The memory rules hold for every op without listing them per op: a sample's first non-empty
+    tensor (or output) is broken one way; 161002 naming it, and every buffer byte-identical."""
+    sample = _first_sample(info, lambda s: s.tensors[info.data].layout == "contiguous")
+    reg = OPS[info.name]
+    present = [p for p in reg.opdef.tensors
+               if sample.tensors.get(p.name) is not None and np.size(sample.tensors[p.name].values)]
+    if fault == "written view overlapping itself":
+        present = [p for p in present if p.out and max(np.shape(sample.tensors[p.name].values), default=1) > 1]
+        if not present:
+            pytest.skip("no output with a dim of size > 1")
+    elif fault == "null address":
+        present = [p for p in present if p.out] or present
+    name = present[0].name
+
+    def mutate(d):
+        t = d[name].tensor
+        if fault == "view beyond its storage_dims":
+            t.storage_dims = (d[name].storage_numel - 1,)
+        elif fault == "view beyond its allocation":
+            t.addr += d[name].nbytes + 2 * 256
+        elif fault == "null address":
+            t.addr = None
+        else:
+            big = max(range(t.rank), key=lambda i: t.view_dims[i])
+            t.strides = tuple(0 if i == big else s for i, s in enumerate(t.strides))
+    sample.mutate = mutate
+    res = call_op(reg, sample)
+    try:
+        assert res.status1 == A.ACLNN_ERR_PARAM_INVALID, (fault, res.status1, res.message)
+        assert name in res.message, res.message
+        _check_untouched(res, res.device)
+    finally:
+        release(res)
