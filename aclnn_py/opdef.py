@@ -216,6 +216,7 @@ class RegisteredOp:
     run: Callable
     module: str                                       # the ops module (family) that registered it
     plan_cache: Any = attrs.field(repr=False, default=None)
+    workspace_query: Callable = attrs.field(repr=False, default=None)   # phase 1 without addresses
 
 
 REGISTRY: dict[str, RegisteredOp] = {}
@@ -520,32 +521,7 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
                             return fail(INVALID, f"{api2}: {err}")
                         hit[3] = seen
                     return hit[1], aclOpExecutor(api2, tensors, n_inputs, hit[0], hit[1], hit[2]), OK
-            if len(args) > len(names):
-                return fail(INVALID, f"{api1}: takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
-            values = dict(zip(names, args))
-            for k, val in kwargs.items():
-                if k not in names or k in values:
-                    return fail(INVALID, f"{api1}: unexpected or repeated argument {k!r}")
-                values[k] = val
-            for n in names:
-                values.setdefault(n, None)
-            key = _plan_key([values[n] for n in names], t_pos, a_pos)
-            plan = opdef.plan_type(opdef, api2, values, tnames)
-            _validate(plan)
-            spans = _static_spans(plan)
-            tensors = [values[n] for n in tnames]
-            err = address_error(spans, tensors, [None if t is None else t.addr for t in tensors])
-            if err is not None:
-                return fail(INVALID, f"{api2}: {err}")
-            if plan.ref is not None and plan.ref.numel == 0:
-                if opdef.plan_empty is not None:
-                    opdef.plan_empty(plan)
-            else:
-                opdef.plan(plan)
-            launches, ws_size = plan.finish(), plan.ws_size
-            if key is not None:       # [launches, workspace size, spans, (registry generation, addresses) last accepted]
-                cache.put(key, [launches, ws_size, spans, None])
-            return ws_size, aclOpExecutor(api2, tensors, n_inputs, launches, ws_size, spans), OK
+            return phase1(args, kwargs, True)
         except OpCheckError as e:
             return fail(e.status, e.message)
         except KernelUnavailable as e:
@@ -554,6 +530,56 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
             if STRICT:
                 raise
             return fail(INTERNAL, f"{api1}: internal error ({type(e).__name__}: {e}); please report it")
+
+    def phase1(args, kwargs, with_addresses):
+        if len(args) > len(names):
+            return fail(INVALID, f"{api1}: takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+        values = dict(zip(names, args))
+        for k, val in kwargs.items():
+            if k not in names or k in values:
+                return fail(INVALID, f"{api1}: unexpected or repeated argument {k!r}")
+            values[k] = val
+        for n in names:
+            values.setdefault(n, None)
+        key = _plan_key([values[n] for n in names], t_pos, a_pos)
+        hit = cache.get(key) if key is not None and not with_addresses else None
+        if hit is not None:
+            return hit[1], None, OK
+        plan = opdef.plan_type(opdef, api2, values, tnames)
+        _validate(plan)
+        spans = _static_spans(plan)
+        tensors = [values[n] for n in tnames]
+        if with_addresses:
+            err = address_error(spans, tensors, [None if t is None else t.addr for t in tensors])
+            if err is not None:
+                return fail(INVALID, f"{api2}: {err}")
+        if plan.ref is not None and plan.ref.numel == 0:
+            if opdef.plan_empty is not None:
+                opdef.plan_empty(plan)
+        else:
+            opdef.plan(plan)
+        launches, ws_size = plan.finish(), plan.ws_size
+        if key is not None:       # [launches, workspace size, spans, (registry generation, addresses) last accepted]
+            cache.put(key, [launches, ws_size, spans, None])
+        if not with_addresses:
+            return ws_size, None, OK
+        return ws_size, aclOpExecutor(api2, tensors, n_inputs, launches, ws_size, spans), OK
+
+    def workspace_query(**values):
+        """Phase 1 without the address checks: ``(workspace_size, ret)`` for tensors whose addresses are
+        not known yet (cuDNN's Get*WorkspaceSize queries take descriptors only). The plan is cached, so
+        the call that follows with real addresses reuses it."""
+        try:
+            size, _, ret = phase1((), values, False)
+            return size, ret
+        except OpCheckError as e:
+            return fail(e.status, e.message)[0], e.status
+        except KernelUnavailable as e:
+            return 0, fail(INTERNAL, f"{api1}: kernel unavailable: {e}")[2]
+        except Exception as e:
+            if STRICT:
+                raise
+            return 0, fail(INTERNAL, f"{api1}: internal error ({type(e).__name__}: {e}); please report it")[2]
 
     def run(workspace, workspace_size, executor, stream):
         return run_executor(api2, workspace, workspace_size, executor, stream)
@@ -566,7 +592,7 @@ def register(opdef: OpDef, namespace: dict | None = None) -> RegisteredOp:
     run.__doc__ = (f"{api2}(workspace, workspace_size, executor, stream) -> ret\n\n"
                    f"Phase 2 of aclnn{opdef.name}: enqueue the plan on ``stream``.")
     module = (namespace or {}).get("__name__", "")
-    reg = RegisteredOp(opdef, get_workspace_size, run, module.rsplit(".", 1)[-1], cache)
+    reg = RegisteredOp(opdef, get_workspace_size, run, module.rsplit(".", 1)[-1], cache, workspace_query)
     if opdef.name in REGISTRY:
         raise ValueError(f"op {opdef.name} is registered twice")
     REGISTRY[opdef.name] = reg
