@@ -19,3 +19,11 @@ struct Axpby {
   __device__ explicit Axpby(const OpParams& p) : alpha(p.a), beta(p.b) {}
   template <typename C> __device__ C operator()(C a, C b) const { return C(alpha) * a + C(beta) * b; }
 };
+
+// beta == 0 with a broadcast self: the destination's element is loaded by the shared binary kernel
+// but never used (0·NaN would be NaN): y = alpha·a.
+struct ScaleFirst {
+  double alpha;
+  __device__ explicit ScaleFirst(const OpParams& p) : alpha(p.a) {}
+  template <typename C> __device__ C operator()(C a, C) const { return C(alpha) * a; }
+};

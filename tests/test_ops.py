@@ -110,15 +110,8 @@ def _alloc_ws(size):
     return p
 
 
-@pytest.mark.parametrize("info", OP_DB, ids=lambda i: i.name)
-def test_workspace_and_executor_rules(info, stream):
-    # a view with gaps is dense in no order: it forces a real workspace (copies)
-    sample = _first_sample(info, lambda s: s.tensors[info.data].layout == "strided")
-    reg, dev, ws_size, ex = _phase1(info, sample)
-    assert ws_size > 0
-    outs = info.outputs
-    before = {n: read_storage(dev[n]) for n in dev}
-    assert reg.run(None, 0, None, stream) == A.ACLNN_ERR_PARAM_NULLPTR
+def _check_workspace_rules(info, sample, reg, dev, ws_size, ex, stream, before):
+    """A null or short workspace is refused and writes nothing; returns (a workspace, the tensors made)."""
     assert reg.run(None, ws_size, ex, stream) == A.ACLNN_ERR_PARAM_NULLPTR        # consumes it (CANN)
     assert reg.run(_alloc_ws(ws_size), ws_size, ex, stream) == A.ACLNN_ERR_PARAM_INVALID  # consumed: refused
     assert acl.rt.synchronize_stream(stream) == 0
@@ -132,6 +125,25 @@ def test_workspace_and_executor_rules(info, stream):
     assert acl.rt.synchronize_stream(stream) == 0
     for n in dev2:
         assert np.array_equal(read_storage(dev2[n]), before2[n]), f"{n} written by a short-workspace phase 2"
+    return ws, dev2
+
+
+@pytest.mark.parametrize("info", OP_DB, ids=lambda i: i.name)
+def test_workspace_and_executor_rules(info, stream):
+    # a view with gaps is dense in no order: it forces a real workspace (copies)
+    sample = _first_sample(info, lambda s: s.tensors[info.data].layout == "strided")
+    reg, dev, ws_size, ex = _phase1(info, sample)
+    assert (ws_size == 0) if info.workspace_free else (ws_size > 0)
+    outs = info.outputs
+    before = {n: read_storage(dev[n]) for n in dev}
+    assert reg.run(None, 0, None, stream) == A.ACLNN_ERR_PARAM_NULLPTR
+    if info.workspace_free:     # no workspace to get wrong: it runs without one, once
+        assert reg.run(None, 0, ex, stream) == 0
+        assert reg.run(None, 0, ex, stream) == A.ACLNN_ERR_PARAM_INVALID
+        assert acl.rt.synchronize_stream(stream) == 0
+        ws, dev2 = None, {}
+    else:
+        ws, dev2 = _check_workspace_rules(info, sample, reg, dev, ws_size, ex, stream, before)
     # a consumed executor never runs twice
     reg, dev3, ws_size, ex = _phase1(info, sample)
     fresh = {n: read_storage(dev3[n]) for n in outs if n in dev3}
@@ -144,7 +156,8 @@ def test_workspace_and_executor_rules(info, stream):
     assert acl.rt.synchronize_stream(stream) == 0
     for n in outs:
         assert not read_storage(dev3[n])[GUARD:GUARD + dev3[n].nbytes].any(), "a consumed executor ran again"
-    acl.rt.free(ws)
+    if ws:
+        acl.rt.free(ws)
     for d in (*dev.values(), *dev2.values(), *dev3.values()):
         free_device_tensor(d)
 
@@ -337,8 +350,8 @@ def test_cached_plan_still_checks_addresses(info):
     reg = OPS[info.name]
     first = call_op(reg, sample, run=False)
     release(first)
-    outs = [p.name for p in reg.opdef.tensors if p.out and sample.tensors.get(p.name) is not None]
-    ins = [p.name for p in reg.opdef.tensors if not p.out and sample.tensors.get(p.name) is not None]
+    outs = [p.name for p in reg.opdef.tensors if (p.out or p.written) and sample.tensors.get(p.name) is not None]
+    ins = [p.name for p in reg.opdef.tensors if not (p.out or p.written) and sample.tensors.get(p.name) is not None]
 
     def overlap(d):
         if ins:
@@ -376,9 +389,10 @@ def test_memory_faults_derived_from_any_sample(info, fault):
     present = [p for p in reg.opdef.tensors
                if sample.tensors.get(p.name) is not None and np.size(sample.tensors[p.name].values)]
     if fault == "written view overlapping itself":
-        present = [p for p in present if p.out and max(np.shape(sample.tensors[p.name].values), default=1) > 1]
+        present = [p for p in present if (p.out or p.written)
+                   and max(np.shape(sample.tensors[p.name].values), default=1) > 1]
         if not present:
-            pytest.skip("no output with a dim of size > 1")
+            pytest.skip("no written tensor with a dim of size > 1")
     elif fault == "null address":
         present = [p for p in present if p.out] or present
     name = present[0].name

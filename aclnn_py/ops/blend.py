@@ -26,7 +26,8 @@ _D = FLOATS | {aclDataType.ACL_DOUBLE}
 _CT = {aclDataType.ACL_FLOAT: "float", aclDataType.ACL_FLOAT16: "__half", aclDataType.ACL_BF16: "__nv_bfloat16",
        aclDataType.ACL_DOUBLE: "double"}
 declare(FAMILY, [f"ew_unary<{c}, Scale>" for c in _CT.values()]
-        + [f"ew_{k}<{c}, Axpby>" for k in ("binary", "binary_bcast") for c in _CT.values()])
+        + [f"ew_{k}<{c}, {f}>" for f in ("Axpby", "ScaleFirst") for k in ("binary", "binary_bcast")
+           for c in _CT.values()])
 
 
 def _params(p: Plan):
@@ -34,12 +35,13 @@ def _params(p: Plan):
 
 
 _scale = plan_unary(FAMILY, lambda p: "Scale", _params, x="self", y="out")
-_axpby = plan_binary(FAMILY, lambda p: "Axpby", _params, a="self", b="out", y="out")
+_axpby = plan_binary(FAMILY, lambda p: "ScaleFirst" if p["beta"] == 0.0 else "Axpby", _params, a="self", b="out",
+                     y="out")
 
 
 def _plan_axpby(p: Plan) -> None:
     if p["beta"] == 0.0 and p["self"].view_dims == p["out"].view_dims:
-        _scale(p)
+        _scale(p)          # the destination is not even loaded
     else:
         _axpby(p)
 

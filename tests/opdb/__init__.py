@@ -43,6 +43,7 @@ class OpInfo:
     bench: Callable[..., Sample] | None = None                 # (rng, nchw_shape, dtype, channels_last): a call of any size
     torch_gpu: Callable[[Sample, str], Callable] | None = None  # (sample, device): PyTorch's op on tensors of its shape
     data: str = "input"                                        # the tensor whose layout/emptiness a sample varies
+    workspace_free: bool = False                               # never needs a workspace, whatever the views (a fill)
 
     def data_dtype(self, s: Sample) -> int:
         return self.data_dtype_of(s) if self.data_dtype_of else s.tensors[self.data].dtype
