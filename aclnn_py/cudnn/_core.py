@@ -301,6 +301,16 @@ class TensorDesc(Descriptor):
         return f"<cudnnTensorDescriptor_t {self.dtype.name[11:]} dims {self.dims} strides {self.strides}>"
 
 
+def dense_like(d: TensorDesc) -> tuple[int, ...]:
+    """Dense strides for ``d``'s dims in ``d``'s memory order (its dims sorted by stride, outer first)."""
+    order = sorted(range(d.nb_dims), key=lambda k: (-d.strides[k], k))
+    st, acc = [0] * d.nb_dims, 1
+    for k in reversed(order):
+        st[k] = acc
+        acc *= d.dims[k]
+    return tuple(st)
+
+
 def packed_strides(dims) -> tuple[int, ...]:
     st, acc = [], 1
     for d in reversed(dims):
@@ -358,12 +368,14 @@ class Call:
         self.required_ws = 0              # what the size query promised the caller's workspace must hold
         self._n_temps = 0
 
-    def temp(self, dtype, dims) -> tuple[TensorDesc, int]:
-        """A packed scratch buffer of ``dims`` x ``dtype``: (its descriptor, its address). Each temp of
-        a call has its own slot in the handle's scratch, reused by the calls that follow on the stream."""
+    def temp(self, dtype, dims, like: TensorDesc | None = None) -> tuple[TensorDesc, int]:
+        """A dense scratch buffer of ``dims`` x ``dtype`` — packed, or in the memory order of ``like``
+        (so an op writes it exactly as it would write the caller's tensor): (its descriptor, its
+        address). Each temp of a call has its own slot in the handle's scratch, reused by the calls
+        that follow on the stream."""
         d = TensorDesc()
         d.dtype, d.dims, d.is_set = dtype, tuple(dims), True
-        d.strides = packed_strides(d.dims)
+        d.strides = packed_strides(d.dims) if like is None else dense_like(like)
         addr = self.handle.scratch(f"temp{self._n_temps}", max(1, d.numel) * ITEMSIZE[dtype])
         self._n_temps += 1
         return d, addr

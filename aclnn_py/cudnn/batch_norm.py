@@ -128,7 +128,8 @@ class _Data:
         if not self.staged:
             self.op = tensor(d, addr, *v)
             return
-        td, taddr = call.temp(d.dtype, d.dims)         # packed: the (N, K) view of it is dense too
+        # packed when the (N, K) view needs it, else dense in d's own memory order (the op plans it as d)
+        td, taddr = call.temp(d.dtype, d.dims, like=None if v is None else d)
         self.full = tensor(td, taddr)
         self.op = tensor(td, taddr, *(g.view(td)))
         self.read = read
@@ -396,34 +397,39 @@ def cudnnBatchNormalizationForwardInference(handle, mode, alpha, beta, xDesc, x,
 
 # size queries -------------------------------------------------------------------------------------
 
-def _query_tensors(g: _Geometry, xd: TensorDesc, pd: TensorDesc):
-    p = lambda: tensor(pd, None, (g.C,), (flat_strides(pd.dims, pd.strides, 0)[1],))   # noqa: E731
-    return g.op_view(xd, None), p
+def _query_tensors(g: _Geometry, pd: TensorDesc):
+    return lambda: tensor(pd, None, (g.C,), (flat_strides(pd.dims, pd.strides, 0)[1],))
+
+
+def _reserve_query_tensor(need: int):
+    if not need:
+        return None
+    d = TensorDesc()
+    d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (need,), (1,)
+    return tensor(d, None)
 
 
 def _fwd_ws_query(handle, per_act, bn_ops, xDesc, zDesc, yDesc, sbDesc, activationDesc, mvDesc=None,
                   sb_name="bnScaleBiasMeanVarDesc"):
+    """Phase 1 of aclnnBatchNormActivation on the call's descriptors, without addresses."""
     handle_of(handle)
     xd = _data(xDesc, "xDesc")
     g = _Geometry(xd, per_act)
-    if yDesc is not None:
-        _same(xd, "xDesc", _data(yDesc, "yDesc"), "yDesc")
-    if bn_ops == 2 and zDesc is not None:
-        _same(xd, "xDesc", _data(zDesc, "zDesc"), "zDesc")
+    yd = xd if yDesc is None else _data(yDesc, "yDesc")
+    _same(xd, "xDesc", yd, "yDesc")
+    zd = None
+    if bn_ops == 2:
+        zd = xd if zDesc is None else _data(zDesc, "zDesc")
+        _same(xd, "xDesc", zd, "zDesc")
     pd = g.param(sbDesc, sb_name, xd.dtype)
     if mvDesc is not None:
         g.param(mvDesc, "normMeanVarDesc", xd.dtype)
     act, ceiling = _activation(bn_ops, activationDesc)
-    X, P = _query_tensors(g, xd, pd)
-    R = None
-    need = _reserve_need(g, xd, act)
-    if need:
-        d = TensorDesc()
-        d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (need,), (1,)
-        R = tensor(d, None)
+    P = _query_tensors(g, pd)
     size, ret = REGISTRY["BatchNormActivation"].workspace_query(
-        input=X, z=X if bn_ops == 2 else None, weight=P(), bias=P(), running_mean=P(), running_var=P(), momentum=0.1,
-        eps=1e-5, activation_mode=act, ceiling=ceiling, output=X, save_mean=P(), save_invstd=P(), reserve=R)
+        input=g.op_view(xd, None), z=g.op_view(zd, None) if zd else None, weight=P(), bias=P(), running_mean=P(),
+        running_var=P(), momentum=0.1, eps=1e-5, activation_mode=act, ceiling=ceiling, output=g.op_view(yd, None),
+        save_mean=P(), save_invstd=P(), reserve=_reserve_query_tensor(_reserve_need(g, xd, act)))
     if ret != 0:
         raise CudnnFail(from_aclnn(ret), "the workspace query failed")
     return size, SUCCESS
@@ -431,26 +437,25 @@ def _fwd_ws_query(handle, per_act, bn_ops, xDesc, zDesc, yDesc, sbDesc, activati
 
 def _bwd_ws_query(handle, per_act, bn_ops, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dsbDesc, activationDesc, mvDesc=None,
                   sb_name="dBnScaleBiasDesc"):
+    """Phase 1 of aclnnBatchNormActivationBackward on the call's descriptors, without addresses."""
     handle_of(handle)
     xd = _data(xDesc, "xDesc")
     g = _Geometry(xd, per_act)
+    views = {}
     for d, n in ((yDesc, "yDesc"), (dyDesc, "dyDesc"), (dzDesc, "dzDesc"), (dxDesc, "dxDesc")):
         if d is not None and (n != "dzDesc" or bn_ops == 2) and (n != "yDesc" or bn_ops):
-            _same(xd, "xDesc", _data(d, n), n)
+            views[n] = _data(d, n)
+            _same(xd, "xDesc", views[n], n)
     pd = g.param(dsbDesc, sb_name, xd.dtype)
     if mvDesc is not None:
         g.param(mvDesc, "normMeanVarDesc", xd.dtype)
     act, ceiling = _activation(bn_ops, activationDesc)
-    X, P = _query_tensors(g, xd, pd)
-    need = _reserve_need(g, xd, act)
-    R = None
-    if need:
-        d = TensorDesc()
-        d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (need,), (1,)
-        R = tensor(d, None)
+    P = _query_tensors(g, pd)
+    v = lambda n: g.op_view(views.get(n, xd), None)      # noqa: E731
     size, ret = REGISTRY["BatchNormActivationBackward"].workspace_query(
-        grad_out=X, input=X, weight=P(), bias=None, save_mean=P(), save_invstd=P(), reserve=R, activation_mode=act,
-        ceiling=ceiling, eps=1e-5, grad_input=X, grad_z=X if bn_ops == 2 else None, grad_weight=P(), grad_bias=P())
+        grad_out=v("dyDesc"), input=g.op_view(xd, None), weight=P(), bias=None, save_mean=P(), save_invstd=P(),
+        reserve=_reserve_query_tensor(_reserve_need(g, xd, act)), activation_mode=act, ceiling=ceiling, eps=1e-5,
+        grad_input=v("dxDesc"), grad_z=v("dzDesc") if bn_ops == 2 else None, grad_weight=P(), grad_bias=P())
     if ret != 0:
         raise CudnnFail(from_aclnn(ret), "the workspace query failed")
     return size, SUCCESS
