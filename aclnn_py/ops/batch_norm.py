@@ -395,7 +395,6 @@ def _empty_batch_norm(plan: Plan) -> None:
 
 BatchNorm = register(_op(
     name="BatchNorm",
-    cudnn=("cudnnBatchNormalizationForwardTraining", "cudnnNormalizationForwardTraining"),
     params=(
         T("input"),
         T("weight", shape=_ch(), dtypes=PARAM, optional=True),
@@ -461,7 +460,6 @@ def _plan_batch_norm_backward(plan: Plan) -> None:
 
 BatchNormBackward = register(_op(
     name="BatchNormBackward",
-    cudnn=("cudnnBatchNormalizationBackward", "cudnnNormalizationBackward"),
     params=(
         T("grad_out"),
         T("input", match="grad_out"),
@@ -854,7 +852,10 @@ _ACT_ATTRS = (A("activation_mode", str, optional=True, choices=tuple(ACT_MODES))
 BatchNormActivation = register(_op(
     name="BatchNormActivation",
     group=FUSED_GROUP,
-    cudnn=("cudnnBatchNormalizationForwardTrainingEx",),
+    cudnn=("cudnnBatchNormalizationForwardTraining", "cudnnBatchNormalizationForwardTrainingEx",
+           "cudnnNormalizationForwardTraining", "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
+           "cudnnGetNormalizationForwardTrainingWorkspaceSize", "cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
+           "cudnnGetNormalizationTrainingReserveSpaceSize"),
     params=(
         T("input"),
         T("z", match="input", optional=True),
@@ -903,7 +904,8 @@ def _plan_bn_activation_backward(plan: Plan) -> None:
 BatchNormActivationBackward = register(_op(
     name="BatchNormActivationBackward",
     group=FUSED_GROUP,
-    cudnn=("cudnnBatchNormalizationBackwardEx",),
+    cudnn=("cudnnBatchNormalizationBackward", "cudnnBatchNormalizationBackwardEx", "cudnnNormalizationBackward",
+           "cudnnGetBatchNormalizationBackwardExWorkspaceSize", "cudnnGetNormalizationBackwardWorkspaceSize"),
     params=(
         T("grad_out"),
         T("input", match="grad_out"),
