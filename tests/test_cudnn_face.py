@@ -617,3 +617,200 @@ def test_normalization_statuses(handle):
     assert c.cudnnGetNormalizationTrainingReserveSpaceSize(handle, 1, 0, 0, None, X.desc, 0)[1] == UNSUP
     assert Y.buf.raw() == snap
     assert c.cudnnNormalizationForwardTraining(handle, 1, 0, 0, *common, 1) == OK
+
+
+# activation (row 2000) ---------------------------------------------------------------------------------
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+ACT_REF = {   # mode: (forward f(x), backward g(dy, x, y)), coef 0.8, swish beta 1.5
+    c.CUDNN_ACTIVATION_SIGMOID: (_sigmoid, lambda dy, x, y: dy * y * (1 - y)),
+    c.CUDNN_ACTIVATION_RELU: (lambda x: np.maximum(x, 0), lambda dy, x, y: dy * (x > 0)),
+    c.CUDNN_ACTIVATION_TANH: (np.tanh, lambda dy, x, y: dy * (1 - y * y)),
+    c.CUDNN_ACTIVATION_CLIPPED_RELU: (lambda x: np.clip(x, 0, 0.8), lambda dy, x, y: dy * ((x > 0) & (x < 0.8))),
+    c.CUDNN_ACTIVATION_ELU: (lambda x: np.where(x > 0, x, 0.8 * np.expm1(x)),
+                             lambda dy, x, y: np.where(x > 0, dy, dy * 0.8 * np.exp(x))),
+    c.CUDNN_ACTIVATION_SWISH: (lambda x: x * _sigmoid(1.5 * x),
+                               lambda dy, x, y: dy * (_sigmoid(1.5 * x) + 1.5 * x * _sigmoid(1.5 * x)
+                                                      * (1 - _sigmoid(1.5 * x)))),
+}
+
+
+@pytest.mark.parametrize("mode", list(ACT_REF), ids=lambda m: c.cudnnActivationMode_t(m).name[17:])
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+def test_activation_forward_backward(handle, mode, dt):
+    rng = np.random.default_rng(20 + mode)
+    shape = (2, 3, 4, 5) if dt != F64 else (2, 3, 2, 3, 4)
+    order = (0, 2, 3, 1) if dt == F16 else None
+    x = rng.standard_normal(shape) * 2
+    x[np.abs(x) < 1e-2] = 0.5                        # keep away from the kinks
+    x[np.abs(x - 0.8) < 1e-2] = 0.5
+    A, _ = c.cudnnCreateActivationDescriptor()
+    assert c.cudnnSetActivationDescriptor(A, mode, c.CUDNN_NOT_PROPAGATE_NAN, 0.8) == OK
+    assert c.cudnnSetActivationDescriptorSwishBeta(A, 1.5) == OK
+    X, Y = Tensor(x, dt, order), Tensor(np.full(shape, np.nan), dt, order)
+    xr = X.rounded(x)
+    f, df = ACT_REF[mode]
+    assert c.cudnnActivationForward(handle, A, 1.0, X.desc, X.ptr, 0.0, Y.desc, Y.ptr) == OK, acl.get_recent_err_msg()
+    tol = TOL.get(dt, 1e-10) * 4
+    np.testing.assert_allclose(Y.read(), f(xr), rtol=tol, atol=tol)
+    y = Y.read()
+    dy = rng.standard_normal(shape)
+    DY = Tensor(dy, dt, order)
+    dx0 = rng.standard_normal(shape)
+    DX = Tensor(dx0, dt, order)
+    assert c.cudnnActivationBackward(handle, A, 0.5, Y.desc, Y.ptr, DY.desc, DY.ptr, X.desc, X.ptr, 2.0, DX.desc,
+                                     DX.ptr) == OK, acl.get_recent_err_msg()
+    want = 0.5 * df(DY.rounded(dy), xr, y) + 2.0 * DX.rounded(dx0)
+    np.testing.assert_allclose(DX.read(), want, rtol=tol * 4, atol=tol * 4)
+    # in place dx = dy
+    assert c.cudnnActivationBackward(handle, A, 1.0, Y.desc, Y.ptr, DY.desc, DY.ptr, X.desc, X.ptr, 0.0, DY.desc,
+                                     DY.ptr) == OK
+    np.testing.assert_allclose(DY.read(), df(DY.rounded(dy), xr, y), rtol=tol * 4, atol=tol * 4)
+    for t in (X, Y, DY, DX):
+        assert t.buf.guards_intact()
+
+
+def test_activation_statuses(handle):
+    rng = np.random.default_rng(5)
+    shape = (2, 3, 4, 5)
+    X, Y = Tensor(rng.standard_normal(shape), F32), Tensor(np.zeros(shape), F32)
+    Xn = Tensor(rng.standard_normal(shape), F32, (0, 2, 3, 1))
+    H = Tensor(rng.standard_normal(shape), F16)
+    A, _ = c.cudnnCreateActivationDescriptor()
+    I, _ = c.cudnnCreateActivationDescriptor()
+    c.cudnnSetActivationDescriptor(I, c.CUDNN_ACTIVATION_IDENTITY, 0, 0.0)
+    snap = Y.buf.raw()
+    bwd = lambda **o: c.cudnnActivationBackward(**{**dict(   # noqa: E731
+        handle=handle, activationDesc=A, alpha=1.0, yDesc=X.desc, y=X.ptr, dyDesc=X.desc, dy=X.ptr, xDesc=X.desc,
+        x=X.ptr, beta=0.0, dxDesc=Y.desc, dx=Y.ptr), **o})
+    assert bwd(activationDesc=I) == BAD
+    assert bwd(activationDesc=None) == BAD
+    assert bwd(alpha=None) == BAD
+    assert bwd(dy=None) == BAD
+    assert bwd(dxDesc=H.desc, dx=H.ptr) == UNSUP                     # data types differ
+    assert bwd(xDesc=Xn.desc, x=Xn.ptr) == UNSUP                     # x and dx strides differ
+    assert bwd(dyDesc=Xn.desc, dy=Xn.ptr) == UNSUP                   # y and dy strides differ
+    assert bwd(dyDesc=Xn.desc, dy=Y.ptr, xDesc=Xn.desc, yDesc=Xn.desc) == BAD   # in place, strides differ
+    assert Y.buf.raw() == snap
+
+
+# softmax (row 2018) --------------------------------------------------------------------------------------
+
+def _softmax_ref(x, instance, log):
+    ax = tuple(range(1, x.ndim)) if instance else (1,)
+    z = x - x.max(ax, keepdims=True)
+    s = np.exp(z).sum(ax, keepdims=True)
+    return (z - np.log(s), ax) if log else (np.exp(z) / s, ax)
+
+
+@pytest.mark.parametrize("algo", [c.CUDNN_SOFTMAX_FAST, c.CUDNN_SOFTMAX_ACCURATE, c.CUDNN_SOFTMAX_LOG])
+@pytest.mark.parametrize("mode", [c.CUDNN_SOFTMAX_MODE_INSTANCE, c.CUDNN_SOFTMAX_MODE_CHANNEL])
+@pytest.mark.parametrize("lay", ["nchw", "nhwc"])
+@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+def test_softmax_forward_backward(handle, algo, mode, lay, dt):
+    rng = np.random.default_rng(30 + algo * 7 + mode)
+    shape = (2, 5, 3, 4)
+    order = (0, 2, 3, 1) if lay == "nhwc" else None
+    x = rng.standard_normal(shape) * 3
+    X, Y = Tensor(x, dt, order), Tensor(np.full(shape, np.nan), dt, order)
+    assert c.cudnnSoftmaxForward(handle, algo, mode, 1.0, X.desc, X.ptr, 0.0, Y.desc, Y.ptr) == OK, \
+        acl.get_recent_err_msg()
+    log = algo == c.CUDNN_SOFTMAX_LOG
+    ref, ax = _softmax_ref(X.rounded(x), mode == c.CUDNN_SOFTMAX_MODE_INSTANCE, log)
+    tol = TOL[dt] * 4
+    np.testing.assert_allclose(Y.read(), ref, rtol=tol, atol=tol)
+    y = Y.read()
+    dy = rng.standard_normal(shape)
+    DY, DX = Tensor(dy, dt, order), Tensor(np.ones(shape), dt)
+    assert c.cudnnSoftmaxBackward(handle, algo, mode, 2.0, Y.desc, Y.ptr, DY.desc, DY.ptr, 0.5, DX.desc, DX.ptr) == OK, \
+        acl.get_recent_err_msg()
+    g = DY.rounded(dy)
+    dxr = g - np.exp(y) * g.sum(ax, keepdims=True) if log else y * (g - (g * y).sum(ax, keepdims=True))
+    np.testing.assert_allclose(DX.read(), 2 * dxr + 0.5, rtol=tol * 4, atol=tol * 4)
+    for t in (X, Y, DY, DX):
+        assert t.buf.guards_intact()
+
+
+def test_softmax_statuses(handle):
+    rng = np.random.default_rng(6)
+    shape = (2, 3, 4, 5)
+    Y, DY, DX = Tensor(rng.standard_normal(shape), F32), Tensor(rng.standard_normal(shape), F32), \
+        Tensor(np.zeros(shape), F32)
+    DYn = Tensor(rng.standard_normal(shape), F32, (0, 2, 3, 1))
+    snap = DX.buf.raw()
+    args = dict(handle=handle, algo=1, mode=1, alpha=1.0, yDesc=Y.desc, y=Y.ptr, dyDesc=DY.desc, dy=DY.ptr, beta=0.0,
+                dxDesc=DX.desc, dx=DX.ptr)
+    for over, want in ((dict(algo=3), BAD), (dict(mode=2), BAD), (dict(dyDesc=DYn.desc, dy=DYn.ptr), BAD),
+                       (dict(dxDesc=_desc((2, 3, 5, 4))), BAD), (dict(dxDesc=_desc(shape, F16)), BAD),
+                       (dict(yDesc=_desc(shape, F64), dyDesc=_desc(shape, F64), dxDesc=_desc(shape, F64)), UNSUP),
+                       (dict(beta=None), BAD), (dict(y=None), BAD)):
+        assert c.cudnnSoftmaxBackward(**{**args, **over}) == want, (over, acl.get_recent_err_msg())
+    assert DX.buf.raw() == snap
+
+
+# dropout (row 2006) -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+def test_dropout_forward_backward(handle, p, dt):
+    rng = np.random.default_rng(40)
+    shape = (3, 4, 5, 7)
+    x = rng.standard_normal(shape)
+    X, Y = Tensor(x, dt), Tensor(np.full(shape, np.nan), dt)
+    D, _ = c.cudnnCreateDropoutDescriptor()
+    ssize, st = c.cudnnDropoutGetStatesSize(handle)
+    assert st == OK and ssize > 0
+    S = Buf(ssize)
+    assert c.cudnnSetDropoutDescriptor(D, handle, p, S.data, ssize, 1234) == OK
+    assert c.cudnnGetDropoutDescriptor(D, handle) == (p, S.data, 1234, OK)
+    rsize, st = c.cudnnDropoutGetReserveSpaceSize(X.desc)
+    assert st == OK and rsize >= np.prod(shape) / 8
+    R = Buf(rsize)
+    assert c.cudnnDropoutForward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK, acl.get_recent_err_msg()
+    bits = np.unpackbits(np.frombuffer(R.raw()[GUARD:GUARD + rsize], np.uint8), bitorder="little")
+    keep = bits[:x.size].reshape(shape).astype(bool)
+    xr = X.rounded(x)
+    scale = 0.0 if p == 1 else 1 / (1 - p)
+    np.testing.assert_allclose(Y.read(), np.where(keep, xr * np.float32(scale), 0), rtol=TOL[dt] * 2, atol=TOL[dt])
+    if p == 0.3:
+        assert abs(1 - keep.mean() - p) < 0.08
+    elif p == 0.0:
+        assert keep.all()
+    else:
+        assert not keep.any()
+    dy = rng.standard_normal(shape)
+    DY, DX = Tensor(dy, dt), Tensor(np.full(shape, np.nan), dt)
+    assert c.cudnnDropoutBackward(handle, D, DY.desc, DY.ptr, DX.desc, DX.ptr, R.data, rsize) == OK
+    np.testing.assert_allclose(DX.read(), np.where(keep, DY.rounded(dy) * scale, 0), rtol=TOL[dt] * 2, atol=TOL[dt])
+    # a second forward draws a fresh mask (the state advanced); re-setting the seed repeats the first
+    first = R.raw()
+    assert c.cudnnDropoutForward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK
+    if 0 < p < 1:
+        assert R.raw() != first
+    assert c.cudnnSetDropoutDescriptor(D, handle, p, S.data, ssize, 1234) == OK
+    assert c.cudnnDropoutForward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK
+    assert R.raw() == first
+    for b in (S, R, X.buf, Y.buf, DY.buf, DX.buf):
+        assert b.guards_intact()
+
+
+def test_dropout_statuses(handle):
+    shape = (2, 3, 4, 5)
+    X, Y = Tensor(np.ones(shape), F32), Tensor(np.zeros(shape), F32)
+    D, _ = c.cudnnCreateDropoutDescriptor()
+    R = Buf(256)
+    snap = Y.buf.raw()
+    assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, 256) == BAD   # no states yet
+    assert "states" in acl.get_recent_err_msg()
+    S = Buf(32)
+    assert c.cudnnSetDropoutDescriptor(D, handle, 1.5, S.data, 32, 1) == BAD
+    assert c.cudnnSetDropoutDescriptor(D, handle, 0.5, S.data, 8, 1) == BAD
+    assert c.cudnnSetDropoutDescriptor(D, handle, 0.5, S.data, 32, 1) == OK
+    assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, 1) == BAD     # reserve short
+    assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, _desc((2, 3, 4, 6)), Y.ptr, R.data, 256) == BAD
+    assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, _desc(shape, F16), Y.ptr, R.data, 256) == BAD
+    assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, None, 256) == BAD
+    assert Y.buf.raw() == snap

@@ -365,6 +365,39 @@ for _f in CUDNN_BWD.values():
     _declare("binary", _f, _FLOATS_D)
     _declare("binary_bcast", _f, _FLOATS_D)
 
+
+
+def _cudnn_params(p: Plan):
+    """OpParams of cuDNN's modes from (coef, swish_beta): CLIPPED_RELU clamps to [0, coef], ELU's alpha
+    is coef (scale 1, input scale 1), SWISH's beta is swish_beta, RELU's threshold 0."""
+    m, coef = p["mode"], p["coef"]
+    return {"CLIPPED_RELU": op_params(0.0, coef), "ELU": op_params(coef, 1.0, 1.0),
+            "SWISH": op_params(p["swish_beta"])}.get(m, op_params(0.0))
+
+
+_SAVED_OUTPUT = ("SIGMOID", "TANH")          # their derivatives use the forward output y, the others x
+_CUDNN_DOC = ("aclnn-py extension behind cudnnActivation{}: mode one of SIGMOID, RELU, TANH, CLIPPED_RELU "
+              "(coef = ceiling), ELU (coef = alpha), SWISH (swish_beta); FLOAT, FLOAT16, BF16, DOUBLE. ")
+_cudnn_bwd = {b: plan_binary(FAMILY, lambda p: CUDNN_BWD[p["mode"]], _cudnn_params, "grad_output", b, "out")
+              for b in ("self", "output")}
+
+_OPS += [
+    OpDef(name="pyActivation", params=(T("self", dtypes=_FLOATS_D), A("mode", str, choices=tuple(CUDNN_FWD)),
+                                       A("coef", float), A("swish_beta", float),
+                                       T("out", out=True, dtypes=_FLOATS_D, match="self", alias=("self",))),
+          plan=plan_unary(FAMILY, lambda p: CUDNN_FWD[p["mode"]], _cudnn_params), group=GROUP,
+          doc=_CUDNN_DOC.format("Forward") + "out = f(self); out may be self."),
+    OpDef(name="pyActivationBackward",
+          params=(T("grad_output", dtypes=_FLOATS_D), T("self", dtypes=_FLOATS_D, match="grad_output"),
+                  T("output", dtypes=_FLOATS_D, match="grad_output"), A("mode", str, choices=tuple(CUDNN_BWD)),
+                  A("coef", float), A("swish_beta", float),
+                  T("out", out=True, dtypes=_FLOATS_D, match="grad_output", alias=("grad_output",))),
+          plan=lambda p: _cudnn_bwd["output" if p["mode"] in _SAVED_OUTPUT else "self"](p), group=GROUP,
+          cudnn=("cudnnActivationBackward",),
+          doc=_CUDNN_DOC.format("Backward") + "out = g·f'(self) (SIGMOID, TANH from output); one shape; out may "
+              "be grad_output."),
+]
+
 declare(FAMILY, _KERNELS)
 for _op in _OPS:
     globals()[_op.name] = register(_op, globals())

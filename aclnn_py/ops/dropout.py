@@ -212,3 +212,51 @@ Dropout = register(OpDef(
     doc="out = input/(1 − p) where kept, else 0, and mask_out = the keep mask (as DropoutGenMask with "
         "prob = p); train = false or p = 0: out = input, p = 1: out = 0, mask_out untouched (may be null then)."),
     globals())
+
+
+# cuDNN's stateful dropout (the face's cudnnSetDropoutDescriptor / cudnnDropoutForward): the generator
+# state lives in the caller's states buffer on the device, {magic, seed, offset, 0} as 4 u64 words;
+# every forward reads (seed, offset) there and then advances offset by one (a separate launch).
+STATE_BYTES = 32
+
+
+def _state_rule(plan, name, t) -> None:
+    if t.view_dims != (STATE_BYTES,):
+        plan.fail(INVALID, f"{name} must be 1-D UINT8 of {STATE_BYTES} bytes, got shape {tuple(t.view_dims)}")
+
+
+def _plan_state_set(p: Plan) -> None:
+    p.launch(FAMILY, "dropout_state_set", 1, 32, (p.write("states"), _u64(p["seed"])))
+
+
+def _plan_stateful(p: Plan) -> None:
+    t = p["input"]
+    prob = p["p"]
+    st = p.update("states")
+    if t.numel:
+        xp, yp, mp = p.read("input"), p.write("out"), p.write("mask")
+        nbytes = p["mask"].numel
+        p.launch(FAMILY, f"dropout_fused_state<{p.ctype('input')}>", _grid(nbytes), BLOCK,
+                 (xp, yp, mp, np.int64(t.numel), np.int64(nbytes), _u64(keep_threshold(prob)), st,
+                  np.float32(0.0 if prob >= 1.0 else 1.0 / (1.0 - prob))))
+    p.launch(FAMILY, "dropout_state_advance", 1, 32, (st,))
+
+
+DropoutStateSet = register(OpDef(
+    name="pyDropoutStateSet",
+    params=(T("states", out=True, dtypes={U8}, shape=_state_rule), A("seed", int)),
+    ref=None, plan=_plan_state_set, group=GROUP,
+    doc=f"aclnn-py extension behind cudnnSetDropoutDescriptor: states (UINT8, {STATE_BYTES} bytes) = a fresh "
+        "generator state for seed (offset 0)."),
+    globals())
+
+DropoutStateful = register(OpDef(
+    name="pyDropoutStateful",
+    params=(T("input"), T("states", dtypes={U8}, shape=_state_rule, written=True), A("p", float, range=PROB),
+            T("out", out=True, match="input", alias=("input",)),
+            T("mask", out=True, dtypes={U8}, shape=_mask_rule("input"))),
+    plan=_plan_stateful, group=GROUP, cudnn=("cudnnDropoutBackward",),
+    doc="aclnn-py extension behind cudnnDropoutForward: out = input/(1 − p) where kept, else 0, and mask = the "
+        "keep mask (DropoutGenMask's layout) drawn with the (seed, offset) held in states, whose offset is then "
+        "advanced by one: successive calls draw fresh masks. p = 1: zeros."),
+    globals())

@@ -1,0 +1,170 @@
+"""Dropout: row 2006 cudnnDropoutBackward, its forward cudnnDropoutForward and the descriptor API, over
+the dropout family (aclnnpyDropoutStateSet, aclnnpyDropoutStateful, aclnnDropoutBackward).
+
+The generator state lives in the caller's ``states`` buffer on the device (cudnnDropoutGetStatesSize:
+32 bytes: {magic, seed, offset, 0}); cudnnSetDropoutDescriptor initialises it (seed, offset 0) on the
+handle's stream, every cudnnDropoutForward draws its mask from it and advances the offset, so
+successive forwards draw fresh masks; cudnnRestoreDropoutDescriptor re-attaches a buffer without
+resetting it. The reserve space is the keep mask: one bit per element in the logical row-major
+order, align(numel, 128)/8 bytes (cudnnDropoutGetReserveSpaceSize), which the backward reads
+unchanged: dx = dy/(1 − p) where kept, else 0. Statuses as cudnn.md §4.5: element counts or data
+types differ, in place with different strides, reserve smaller than required, a descriptor set
+without states: BAD_PARAM. x and y (dy and dx) must have the same dims (same element count but
+other dims: NOT_SUPPORTED). FLOAT, HALF, BFLOAT16.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..ops.dropout import STATE_BYTES, mask_bytes
+from ._core import (SUCCESS, Call, Descriptor, TensorDesc, api, bad, desc_of, destroy, handle_of, pointer,
+                    size_arg, tensor, unsupported)
+from ._enums import cudnnDataType_t
+
+__all__ = ["cudnnCreateDropoutDescriptor", "cudnnDestroyDropoutDescriptor", "cudnnDropoutGetStatesSize",
+           "cudnnDropoutGetReserveSpaceSize", "cudnnSetDropoutDescriptor", "cudnnRestoreDropoutDescriptor",
+           "cudnnGetDropoutDescriptor", "cudnnDropoutForward", "cudnnDropoutBackward"]
+
+_DT = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16)
+
+
+class DropoutDesc(Descriptor):
+    kind = "cudnnDropoutDescriptor_t"
+
+    def __init__(self):
+        super().__init__()
+        self.dropout, self.states, self.seed = 0.0, None, 0
+        self.is_set = True
+
+
+def _bytes_tensor(addr: int, n: int):
+    d = TensorDesc()
+    d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (n,), (1,)
+    return tensor(d, addr)
+
+
+@api(None)
+def cudnnCreateDropoutDescriptor():
+    return DropoutDesc(), SUCCESS
+
+
+@api()
+def cudnnDestroyDropoutDescriptor(dropoutDesc):
+    return destroy(dropoutDesc, DropoutDesc, "dropoutDesc")
+
+
+@api(0)
+def cudnnDropoutGetStatesSize(handle):
+    handle_of(handle)
+    return STATE_BYTES, SUCCESS
+
+
+@api(0)
+def cudnnDropoutGetReserveSpaceSize(xdesc):
+    d = desc_of(xdesc, TensorDesc, "xdesc")
+    return mask_bytes(d.numel), SUCCESS
+
+
+def _probability(v) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not 0.0 <= float(v) <= 1.0:
+        bad(f"dropout must be a probability in [0, 1], got {v!r}")
+    return float(v)
+
+
+def _set(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed, init: bool):
+    d = desc_of(dropoutDesc, DropoutDesc, "dropoutDesc")
+    h = handle_of(handle)
+    p = _probability(dropout)
+    sp = pointer(states, "states", False)
+    size = size_arg(stateSizeInBytes, "stateSizeInBytes")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < (1 << 64):
+        bad(f"seed must be an unsigned long long, got {seed!r}")
+    if sp is not None and size < STATE_BYTES:
+        bad(f"stateSizeInBytes = {size} is smaller than cudnnDropoutGetStatesSize ({STATE_BYTES})")
+    if sp is not None and init:
+        call = Call(h)
+        call.op("pyDropoutStateSet", states=_bytes_tensor(sp, STATE_BYTES), seed=int(seed))
+        call.run()
+    d.dropout, d.seed = p, int(seed)
+    if sp is not None:
+        d.states = sp
+    return SUCCESS
+
+
+@api()
+def cudnnSetDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed):
+    """states NULL: only the probability is set (the generator is not touched), as cuDNN."""
+    return _set(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed, True)
+
+
+@api()
+def cudnnRestoreDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed):
+    """Re-attach a states buffer initialised before (its generator state is kept)."""
+    return _set(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed, False)
+
+
+@api(0.0, None, 0)
+def cudnnGetDropoutDescriptor(dropoutDesc, handle):
+    """``dropout, states, seed, st``."""
+    d = desc_of(dropoutDesc, DropoutDesc, "dropoutDesc")
+    handle_of(handle)
+    return d.dropout, d.states, d.seed, SUCCESS
+
+
+def _pair(a_desc, a_name, b_desc, b_name):
+    a = desc_of(a_desc, TensorDesc, a_name)
+    b = desc_of(b_desc, TensorDesc, b_name)
+    for t, n in ((a, a_name), (b, b_name)):
+        if t.dtype not in _DT:
+            unsupported(f"{n} data type {t.dtype.name}: dropout computes FLOAT, HALF, BFLOAT16")
+    if a.numel != b.numel:
+        bad(f"{a_name} ({a.numel} elements) and {b_name} ({b.numel} elements) differ in size")
+    if a.dtype != b.dtype:
+        bad(f"{a_name} ({a.dtype.name}) and {b_name} ({b.dtype.name}) data types differ")
+    if a.dims != b.dims:
+        unsupported(f"{a_name} dims {a.dims} and {b_name} dims {b.dims} differ (same element count)")
+    return a, b
+
+
+def _reserve(reserveSpace, reserveSpaceSizeInBytes, numel):
+    rp = pointer(reserveSpace, "reserveSpace")
+    size = size_arg(reserveSpaceSizeInBytes, "reserveSpaceSizeInBytes")
+    need = mask_bytes(numel)
+    if size < need:
+        bad(f"reserveSpaceSizeInBytes = {size} is smaller than cudnnDropoutGetReserveSpaceSize ({need})")
+    return _bytes_tensor(rp, need)
+
+
+@api()
+def cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes):
+    h = handle_of(handle)
+    d = desc_of(dropoutDesc, DropoutDesc, "dropoutDesc")
+    xd, yd = _pair(xdesc, "xdesc", ydesc, "ydesc")
+    xp, yp = pointer(x, "x"), pointer(y, "y")
+    if xp == yp and xd.strides != yd.strides:
+        bad("in place (y == x) needs identical xdesc and ydesc strides")
+    if d.states is None:
+        bad("dropoutDesc has no states: call cudnnSetDropoutDescriptor with a states buffer first")
+    R = _reserve(reserveSpace, reserveSpaceSizeInBytes, xd.numel)
+    call = Call(h)
+    call.op("pyDropoutStateful", input=tensor(xd, xp), states=_bytes_tensor(d.states, STATE_BYTES), p=d.dropout,
+            out=tensor(yd, yp), mask=R)
+    return call.run()
+
+
+@api()
+def cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes):
+    h = handle_of(handle)
+    d = desc_of(dropoutDesc, DropoutDesc, "dropoutDesc")
+    dyd, dxd = _pair(dydesc, "dydesc", dxdesc, "dxdesc")
+    dyp, dxp = pointer(dy, "dy"), pointer(dx, "dx")
+    if dyp == dxp and dyd.strides != dxd.strides:
+        bad("in place (dx == dy) needs identical dydesc and dxdesc strides")
+    if d.states is None:
+        bad("dropoutDesc has no states: call cudnnSetDropoutDescriptor with a states buffer first")
+    R = _reserve(reserveSpace, reserveSpaceSizeInBytes, dyd.numel)
+    scale = 0.0 if d.dropout >= 1.0 else 1.0 / (1.0 - d.dropout)
+    call = Call(h)
+    call.op("DropoutBackward", grad_output=tensor(dyd, dyp), mask=R, scale=scale, out=tensor(dxd, dxp))
+    return call.run()
