@@ -80,7 +80,7 @@ def tiny_sample(info):
     if info.bench is not None:
         return info.bench(np.random.default_rng(0), TINY, A.ACL_FLOAT, False)
     return next(s for s in info.samples(np.random.default_rng(0)) if s.tensors[info.data].layout == "contiguous"
-                and s.tensors[info.data].dtype == A.ACL_FLOAT and np.size(s.tensors[info.data].values))
+                and info.data_dtype(s) == A.ACL_FLOAT and np.size(s.tensors[info.data].values))
 
 
 def host_overhead() -> list[tuple[str, float, float, float, float]]:

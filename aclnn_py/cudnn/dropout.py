@@ -80,11 +80,14 @@ def _set(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed, init: boo
     size = size_arg(stateSizeInBytes, "stateSizeInBytes")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < (1 << 64):
         bad(f"seed must be an unsigned long long, got {seed!r}")
+    if sp is not None and sp % 8:
+        bad(f"states must be 8-byte aligned, got 0x{sp:x}")
     if sp is not None and size < STATE_BYTES:
         bad(f"stateSizeInBytes = {size} is smaller than cudnnDropoutGetStatesSize ({STATE_BYTES})")
     if sp is not None and init:
         call = Call(h)
-        call.op("pyDropoutStateSet", states=_bytes_tensor(sp, STATE_BYTES), seed=int(seed))
+        s64 = int(seed) - (1 << 64) if int(seed) >= 1 << 63 else int(seed)     # the op's int64 holds the u64 bits
+        call.op("pyDropoutStateSet", states=_bytes_tensor(sp, STATE_BYTES), seed=s64)
         call.run()
     d.dropout, d.seed = p, int(seed)
     if sp is not None:
@@ -148,8 +151,9 @@ def cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, r
         bad("dropoutDesc has no states: call cudnnSetDropoutDescriptor with a states buffer first")
     R = _reserve(reserveSpace, reserveSpaceSizeInBytes, xd.numel)
     call = Call(h)
-    call.op("pyDropoutStateful", input=tensor(xd, xp), states=_bytes_tensor(d.states, STATE_BYTES), p=d.dropout,
-            out=tensor(yd, yp), mask=R)
+    states = _bytes_tensor(d.states, STATE_BYTES)
+    call.op("pyDropoutStateful", input=tensor(xd, xp), states=states, p=d.dropout, out=tensor(yd, yp), mask=R)
+    call.op("pyDropoutStateAdvance", states=states)
     return call.run()
 
 

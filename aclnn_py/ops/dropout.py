@@ -189,7 +189,7 @@ DropoutDoMask = register(OpDef(
     name="DropoutDoMask",
     params=(T("self"), T("mask", dtypes={U8}, shape=_mask_rule("self")), A("prob", float, range=PROB),
             T("out", out=True, match="self", alias=("self",))),
-    plan=_plan_do_mask, group=GROUP, cudnn=("cudnnDropoutBackward",),
+    plan=_plan_do_mask, group=GROUP,
     doc="out = self/(1 − prob) where the mask bit is 1, else 0 (prob = 1: zeros). FLOAT/FLOAT16/BF16, ranks 0–8, "
         "mask UINT8 of align(numel, 128)/8 bytes. out may be self. Empty: nothing launched."),
     globals())
@@ -216,30 +216,34 @@ Dropout = register(OpDef(
 
 # cuDNN's stateful dropout (the face's cudnnSetDropoutDescriptor / cudnnDropoutForward): the generator
 # state lives in the caller's states buffer on the device, {magic, seed, offset, 0} as 4 u64 words;
-# every forward reads (seed, offset) there and then advances offset by one (a separate launch).
+# a forward reads (seed, offset) there (aclnnpyDropoutStateful), then the face advances offset by one
+# (aclnnpyDropoutStateAdvance, a separate op: every thread of the forward saw the old value).
 STATE_BYTES = 32
 
 
 def _state_rule(plan, name, t) -> None:
-    if t.view_dims != (STATE_BYTES,):
-        plan.fail(INVALID, f"{name} must be 1-D UINT8 of {STATE_BYTES} bytes, got shape {tuple(t.view_dims)}")
+    """32 contiguous bytes starting 8-byte aligned in their storage (the kernels read u64 words)."""
+    if t.view_dims != (STATE_BYTES,) or t.strides != (1,) or t.offset % 8:
+        plan.fail(INVALID, f"{name} must be 1-D contiguous UINT8 of {STATE_BYTES} bytes at a view offset that is a "
+                           f"multiple of 8, got shape {tuple(t.view_dims)}, strides {t.strides}, offset {t.offset}")
 
 
 def _plan_state_set(p: Plan) -> None:
     p.launch(FAMILY, "dropout_state_set", 1, 32, (p.write("states"), _u64(p["seed"])))
 
 
+def _plan_state_advance(p: Plan) -> None:
+    p.launch(FAMILY, "dropout_state_advance", 1, 32, (p.update("states"),))
+
+
 def _plan_stateful(p: Plan) -> None:
     t = p["input"]
     prob = p["p"]
-    st = p.update("states")
-    if t.numel:
-        xp, yp, mp = p.read("input"), p.write("out"), p.write("mask")
-        nbytes = p["mask"].numel
-        p.launch(FAMILY, f"dropout_fused_state<{p.ctype('input')}>", _grid(nbytes), BLOCK,
-                 (xp, yp, mp, np.int64(t.numel), np.int64(nbytes), _u64(keep_threshold(prob)), st,
-                  np.float32(0.0 if prob >= 1.0 else 1.0 / (1.0 - prob))))
-    p.launch(FAMILY, "dropout_state_advance", 1, 32, (st,))
+    xp, yp, mp, st = p.read("input"), p.write("out"), p.write("mask"), p.read("states")
+    nbytes = p["mask"].numel
+    p.launch(FAMILY, f"dropout_fused_state<{p.ctype('input')}>", _grid(nbytes), BLOCK,
+             (xp, yp, mp, np.int64(t.numel), np.int64(nbytes), _u64(keep_threshold(prob)), st,
+              np.float32(0.0 if prob >= 1.0 else 1.0 / (1.0 - prob))))
 
 
 DropoutStateSet = register(OpDef(
@@ -250,13 +254,22 @@ DropoutStateSet = register(OpDef(
         "generator state for seed (offset 0)."),
     globals())
 
+DropoutStateAdvance = register(OpDef(
+    name="pyDropoutStateAdvance",
+    params=(T("states", dtypes={U8}, written=True),),
+    check=lambda p: _state_rule(p, "states", p["states"]),      # the reference tensor has no shape rule
+    plan=_plan_state_advance, group=GROUP,
+    doc="aclnn-py extension behind cudnnDropoutForward: the offset held in states += 1 (the next forward draws a "
+        "fresh mask)."),
+    globals())
+
 DropoutStateful = register(OpDef(
     name="pyDropoutStateful",
-    params=(T("input"), T("states", dtypes={U8}, shape=_state_rule, written=True), A("p", float, range=PROB),
+    params=(T("input"), T("states", dtypes={U8}, shape=_state_rule), A("p", float, range=PROB),
             T("out", out=True, match="input", alias=("input",)),
             T("mask", out=True, dtypes={U8}, shape=_mask_rule("input"))),
-    plan=_plan_stateful, group=GROUP, cudnn=("cudnnDropoutBackward",),
+    plan=_plan_stateful, group=GROUP,
     doc="aclnn-py extension behind cudnnDropoutForward: out = input/(1 − p) where kept, else 0, and mask = the "
-        "keep mask (DropoutGenMask's layout) drawn with the (seed, offset) held in states, whose offset is then "
-        "advanced by one: successive calls draw fresh masks. p = 1: zeros."),
+        "keep mask (DropoutGenMask's layout) drawn with the (seed, offset) held in states (set by "
+        "aclnnpyDropoutStateSet). p = 1: zeros. Empty input: nothing launched."),
     globals())

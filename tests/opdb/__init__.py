@@ -43,6 +43,7 @@ class OpInfo:
     bench: Callable[..., Sample] | None = None                 # (rng, nchw_shape, dtype, channels_last): a call of any size
     torch_gpu: Callable[[Sample, str], Callable] | None = None  # (sample, device): PyTorch's op on tensors of its shape
     data: str = "input"                                        # the tensor whose layout/emptiness a sample varies
+    layout_fixed: tuple[str, ...] = ()                         # tensors whose layout the op fixes (a generator state)
     workspace_free: bool = False                               # never needs a workspace, whatever the views (a fill)
 
     def data_dtype(self, s: Sample) -> int:

@@ -492,3 +492,117 @@ OPS = [OpInfo(name, samples_of(name), reference_of(name), errors_of(name), (sp["
               torch_reference=torch_of(name), data_dtype_of=_data_dtype(name), zero_workspace=_in_place_layouts,
               data="self" if sp["kind"] == "fwd" else "grad_output", bench=bench_of(name), torch_gpu=torch_gpu_of(name))
        for name, sp in SPECS.items()]
+
+
+# the cuDNN face's activation modes (aclnnpyActivation / aclnnpyActivationBackward) ---------------
+
+def _sig(v):
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-v))
+
+
+CUDNN_MODES = {   # mode: (f(x, coef, beta), f'(g, x, y, coef, beta))
+    "SIGMOID": (lambda x, c, b: _sig(x), lambda g, x, y, c, b: g * y * (1 - y)),
+    "RELU": (lambda x, c, b: np.maximum(x, 0), lambda g, x, y, c, b: np.where(x > 0, g, 0)),
+    "TANH": (lambda x, c, b: np.tanh(x), lambda g, x, y, c, b: g * (1 - y * y)),
+    "CLIPPED_RELU": (lambda x, c, b: np.clip(x, 0, c), lambda g, x, y, c, b: np.where((x > 0) & (x < c), g, 0)),
+    "ELU": (lambda x, c, b: np.where(x > 0, x, c * np.expm1(np.minimum(x, 0))),
+            lambda g, x, y, c, b: np.where(x > 0, g, g * c * np.exp(np.minimum(x, 0)))),
+    "SWISH": (lambda x, c, b: x * _sig(b * x),
+              lambda g, x, y, c, b: g * (_sig(b * x) + b * x * _sig(b * x) * (1 - _sig(b * x)))),
+}
+
+
+def make_cudnn(kind, rng, shape, mode="RELU", dtype=F32, *, coef=1.5, beta=0.75, layout="contiguous",
+               out_layout=None, note=""):
+    x = rng.standard_normal(shape) * 2
+    x[np.abs(x) < 1e-2] = 0.5
+    x[np.abs(x - coef) < 1e-2] = 0.5
+    attrs = {"mode": mode, "coef": coef, "swish_beta": beta}
+    if kind == "fwd":
+        return Sample({"self": _ts(x, dtype, layout), "out": _ts(np.zeros(shape), dtype, out_layout or layout)},
+                      attrs, note=note)
+    y = CUDNN_MODES[mode][0](x, coef, beta)
+    return Sample({"grad_output": _ts(rng.standard_normal(shape), dtype, layout), "self": _ts(x, dtype, layout),
+                   "output": _ts(y, dtype, layout), "out": _ts(np.zeros(shape), dtype, out_layout or layout)},
+                  attrs, note=note)
+
+
+def cudnn_samples(kind):
+    def samples(rng):
+        m = lambda *a, **k: make_cudnn(kind, rng, *a, **k)     # noqa: E731
+        out = [m((2, 3, 4, 5), note="4-D relu")]
+        for mode in CUDNN_MODES:
+            for dt in (F32, F16, BF16, F64):
+                out.append(m((3, 7), mode, dt, note=f"{mode} {A.aclDataType(dt).name}"))
+            out.append(m((2, 3, 4, 5), mode, layout="channels_last", note=f"{mode} channels-last"))
+        out += [m((3, 5, 6), "ELU", coef=0.3, layout="strided", note="strided"),
+                m((3, 5, 6), "SWISH", F16, beta=2.0, layout="offset", note="offset, swish beta 2"),
+                m((4, 3), "TANH", out_layout="transposed", note="transposed out"),
+                m((2, 3, 2, 3, 4), "CLIPPED_RELU", coef=6.0, note="5-D, ceiling 6"),
+                m((0, 3), "SIGMOID", note="empty")]
+        return out
+    return samples
+
+
+def cudnn_ref(kind):
+    def ref(s):
+        t = {k: v.rounded() for k, v in s.tensors.items() if v is not None}
+        a = s.attrs
+        f, df = CUDNN_MODES[a["mode"]]
+        if kind == "fwd":
+            x = t["self"]
+            return {"out": f(x, a["coef"], a["swish_beta"])} if x.size else {}
+        if not t["self"].size:
+            return {}
+        return {"out": df(t["grad_output"], t["self"], t["output"], a["coef"], a["swish_beta"])}
+    return ref
+
+
+def cudnn_errors(kind):
+    def errors(rng):
+        def case(note, status, name, fn):
+            s = make_cudnn(kind, rng, (2, 3, 4), note=note)
+            fn(s)
+            return ErrorCase(s, status, name)
+        first = "self" if kind == "fwd" else "grad_output"
+        out = [case("mode IDENTITY", INVALID, "mode", lambda s: s.attrs.__setitem__("mode", "IDENTITY")),
+               case("mode null", NULLPTR, "mode", lambda s: s.attrs.__setitem__("mode", None)),
+               case("coef not a float", INVALID, "coef", lambda s: s.attrs.__setitem__("coef", "1")),
+               case(f"{first} null", NULLPTR, first, lambda s: s.tensors.__setitem__(first, None)),
+               case("int32", INVALID, first,
+                    lambda s: [setattr(t, "dtype", A.ACL_INT32) for t in s.tensors.values()]),
+               case("out dtype differs", INVALID, "out", lambda s: setattr(s.tensors["out"], "dtype", F16)),
+               case("out shape differs", INVALID, "out",
+                    lambda s: setattr(s.tensors["out"], "values", np.zeros((2, 4, 3))))]
+        if kind == "bwd":
+            out.append(case("output shape differs", INVALID, "output",
+                            lambda s: setattr(s.tensors["output"], "values", np.zeros((2, 3, 5)))))
+        return out
+    return errors
+
+
+def _cudnn_torch(kind):
+    def ref(s):
+        torch = _T()
+        t = {k: torch.from_numpy(v.rounded()) for k, v in s.tensors.items() if v is not None}
+        a = s.attrs
+        mode = a["mode"]
+        x = t["self"].clone().requires_grad_(kind == "bwd")
+        F = torch.nn.functional
+        y = {"SIGMOID": torch.sigmoid, "RELU": torch.relu, "TANH": torch.tanh,
+             "CLIPPED_RELU": lambda v: F.hardtanh(v, 0.0, a["coef"]), "ELU": lambda v: F.elu(v, a["coef"]),
+             "SWISH": lambda v: v * torch.sigmoid(a["swish_beta"] * v)}[mode](x)
+        if kind == "fwd":
+            return {"out": y.detach().numpy()}
+        y.backward(t["grad_output"])
+        if mode in ("SIGMOID", "TANH"):       # ours uses the given output; PyTorch recomputes it from x
+            return {}
+        return {"out": x.grad.numpy()}
+    return ref
+
+
+OPS += [OpInfo("pyActivation", cudnn_samples("fwd"), cudnn_ref("fwd"), cudnn_errors("fwd"), ("out",),
+               torch_reference=_cudnn_torch("fwd"), zero_workspace=_in_place_layouts, data="self"),
+        OpInfo("pyActivationBackward", cudnn_samples("bwd"), cudnn_ref("bwd"), cudnn_errors("bwd"), ("out",),
+               torch_reference=_cudnn_torch("bwd"), zero_workspace=_in_place_layouts, data="grad_output")]

@@ -391,7 +391,126 @@ def torch_gpu_drop(s, device):
     return lambda: torch.native_dropout(x, s.attrs["p"], True)
 
 
+# the cuDNN face's stateful dropout (aclnnpyDropoutStateSet / StateAdvance / Stateful) -------------
+
+MAGIC = 0x41434C4E44524F50
+
+
+def state_bytes(seed, offset, magic=MAGIC):
+    return np.array([magic, seed & (2 ** 64 - 1), offset & (2 ** 64 - 1), 0], "<u8").view(np.uint8).astype(np.float64)
+
+
+def _state_spec(seed=5, offset=0, layout="contiguous"):
+    return TensorSpec(state_bytes(seed, offset), U8, ND, layout)
+
+
+def make_state_set(rng, seed=7, note=""):
+    return Sample({"states": TensorSpec(rng.integers(0, 256, 32).astype(np.float64), U8, ND)}, {"seed": seed},
+                  note=note)
+
+
+def state_set_samples(rng):
+    return [make_state_set(rng, 7, note="seed 7"), make_state_set(rng, 0, note="seed 0"),
+            make_state_set(rng, -1, note="seed -1 (an int64: the u64 2**64 - 1)")]
+
+
+def state_set_ref(s):
+    return {"states": state_bytes(s.attrs["seed"], 0)}
+
+
+def state_set_errors(rng):
+    a = make_state_set(rng, note="states null")
+    a.tensors["states"] = None
+    b = make_state_set(rng, note="16 bytes")
+    b.tensors["states"] = TensorSpec(np.zeros(16), U8, ND)
+    c = make_state_set(rng, note="FLOAT states")
+    c.tensors["states"] = TensorSpec(np.zeros(32), F32, ND)
+    d = make_state_set(rng, note="seed not an int")
+    d.attrs["seed"] = 1.5
+    e = make_state_set(rng, note="misaligned view")
+    e.tensors["states"].layout = "offset"
+    return [ErrorCase(a, NULLPTR, "states"), ErrorCase(b, INVALID, "states"), ErrorCase(c, INVALID, "states"),
+            ErrorCase(d, INVALID, "seed"), ErrorCase(e, INVALID, "states")]
+
+
+def make_advance(rng, seed=3, offset=0, note=""):
+    return Sample({"states": _state_spec(seed, offset)}, {}, note=note)
+
+
+def advance_samples(rng):
+    return [make_advance(rng, 3, 0, note="offset 0"), make_advance(rng, 9, 41, note="offset 41"),
+            make_advance(rng, 1, 2 ** 64 - 1, note="offset wraps")]
+
+
+def advance_ref(s):
+    w = s.tensors["states"].values.astype(np.uint8).view("<u8")
+    return {"states": state_bytes(int(w[1]), int(w[2]) + 1, int(w[0]))}
+
+
+def advance_errors(rng):
+    a = make_advance(rng, note="null")
+    a.tensors["states"] = None
+    b = make_advance(rng, note="33 bytes")
+    b.tensors["states"] = TensorSpec(np.zeros(33), U8, ND)
+    return [ErrorCase(a, NULLPTR, "states"), ErrorCase(b, INVALID, "states")]
+
+
+def make_stateful(rng, shape, dtype=F32, p=0.4, seed=21, offset=3, *, layout="contiguous", note=""):
+    n = math.prod(shape)
+    return Sample({"input": _ts(rng.standard_normal(shape), dtype, layout), "states": _state_spec(seed, offset),
+                   "out": _ts(np.zeros(shape), dtype, layout),
+                   "mask": TensorSpec(np.zeros(mask_bytes(n)), U8, ND)}, {"p": p}, note=note)
+
+
+def stateful_samples(rng):
+    out = [make_stateful(rng, (4, 33), note="2-D")]
+    for dt in FLOATS:
+        out += [make_stateful(rng, (3, 5, 7), dt, note=f"{A.aclDataType(dt).name}"),
+                make_stateful(rng, (2, 3, 4, 5), dt, layout="channels_last", note=f"{A.aclDataType(dt).name} NHWC")]
+    out += [make_stateful(rng, (1000,), p=0.0, note="p 0: all kept"), make_stateful(rng, (300,), p=1.0, note="p 1"),
+            make_stateful(rng, (3, 5, 6), layout="strided", note="strided"),
+            make_stateful(rng, (257,), seed=2 ** 64 - 1, offset=2 ** 40, note="large seed and offset"),
+            make_stateful(rng, (0, 3), note="empty")]
+    return out
+
+
+def stateful_ref(s):
+    t = _vals(s)
+    x = t["input"]
+    w = s.tensors["states"].values.astype(np.uint8).view("<u8")
+    n = x.size
+    p = s.attrs["p"]
+    if n == 0:
+        return {}
+    keep = keep_bits(n, p, int(w[1]), int(w[2]))
+    scale = 0.0 if p >= 1 else float(np.float32(1 / (1 - p)))
+    return {"out": np.where(keep.reshape(x.shape), x * scale, 0.0), "mask": pack(keep, n).astype(np.float64)}
+
+
+def stateful_errors(rng):
+    def case(note, status, name, fn):
+        s = make_stateful(rng, (3, 40), note=note)
+        fn(s)
+        return ErrorCase(s, status, name)
+    return [
+        case("input null", NULLPTR, "input", lambda s: s.tensors.__setitem__("input", None)),
+        case("states null", NULLPTR, "states", lambda s: s.tensors.__setitem__("states", None)),
+        case("mask null", NULLPTR, "mask", lambda s: s.tensors.__setitem__("mask", None)),
+        case("p 1.5", INVALID, "p", lambda s: s.attrs.__setitem__("p", 1.5)),
+        case("mask too short", INVALID, "mask", lambda s: s.tensors.__setitem__("mask", TensorSpec(np.zeros(8), U8, ND))),
+        case("states 16 bytes", INVALID, "states",
+             lambda s: s.tensors.__setitem__("states", TensorSpec(np.zeros(16), U8, ND))),
+        case("INT32 input", INVALID, "input", lambda s: [setattr(s.tensors[k], "dtype", A.ACL_INT32) for k in ("input", "out")]),
+    ]
+
+
 OPS = [
+    OpInfo("pyDropoutStateSet", state_set_samples, state_set_ref, state_set_errors, ("states",),
+           data_dtype_of=lambda s: F32, data="states", workspace_free=True, layout_fixed=("states",)),
+    OpInfo("pyDropoutStateAdvance", advance_samples, advance_ref, advance_errors, ("states",),
+           data_dtype_of=lambda s: F32, data="states", workspace_free=True, layout_fixed=("states",)),
+    OpInfo("pyDropoutStateful", stateful_samples, stateful_ref, stateful_errors, ("out", "mask"), data_dtype_of=_dd,
+           zero_workspace=_in_place_layouts, data="input", layout_fixed=("states",)),
     OpInfo("DropoutGenMask", gen_samples, gen_ref, gen_errors, ("out",), torch_reference=None,
            data_dtype_of=lambda s: F32, data="out", bench=lambda rng, shape, dtype, cl: make_gen(rng, tuple(shape))),
     OpInfo("DropoutDoMask", apply_samples("do"), apply_ref("do"), apply_errors("do"), ("out",),
