@@ -515,6 +515,46 @@ def _tol(s):
     return 8.0
 
 
+# benchmarks (benchmarks/bench_ops.py) --------------------------------------------------------------
+
+def bench_gs(bwd):
+    """input (N, C, H, W) in NCHW or channels-last memory, a contiguous grid (N, H, W, 2) of the same H, W."""
+    def bench(rng, shape, dtype, channels_last):
+        N, C, H, W = shape
+        lay = "channels_last" if channels_last else "contiguous"
+        x = rng.standard_normal(shape)
+        g = _grid_values(rng, (N, H, W, 2), 1.1)
+        if not bwd:
+            return Sample({"input": _spec(x, dtype, lay), "grid": _spec(g, dtype),
+                           "out": _spec(np.zeros(shape), dtype, lay)},
+                          {"interpolation_mode": 0, "padding_mode": 0, "align_corners": False}, note="bench")
+        return Sample({"grad_output": _spec(rng.standard_normal(shape), dtype, lay), "input": _spec(x, dtype, lay),
+                       "grid": _spec(g, dtype), "input_grad": _spec(np.zeros(shape), dtype, lay),
+                       "grid_grad": _spec(np.zeros(g.shape), dtype)},
+                      {"interpolation_mode": 0, "padding_mode": 0, "align_corners": False,
+                       "output_mask": A.aclCreateBoolArray([True, True])}, note="bench")
+    return bench
+
+
+def torch_gs_gpu(bwd):
+    def make(s, device):
+        import torch
+        tdt = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, F64: torch.float64}
+        sp = s.tensors["input"]
+        cl = sp.layout == "channels_last"
+
+        def t(name):
+            v = torch.from_numpy(s.tensors[name].rounded()).to(device=device, dtype=tdt[sp.dtype])
+            return v.contiguous(memory_format=torch.channels_last) if cl and v.dim() == 4 and name != "grid" else v
+        x, g = t("input"), t("grid")
+        i, p, al = _gs_args(s)
+        if not bwd:
+            return lambda: torch.grid_sampler_2d(x, g, i, p, al)
+        go = t("grad_output")
+        return lambda: torch.ops.aten.grid_sampler_2d_backward(go, x, g, i, p, al, [True, True])
+    return make
+
+
 def _in_place_layouts(s):
     layouts = {t.layout for t in s.tensors.values() if t is not None}
     return len(layouts) == 1 and "strided" not in layouts
@@ -527,8 +567,10 @@ OPS = [
            affine_errors(make_affine_bwd, "grad_grid", "grad_theta", bwd=True), ("grad_theta",), _tol,
            torch_reference=torch_affine_bwd, data_dtype_of=_dd("grad_grid"), data="grad_grid"),
     OpInfo("GridSampler2D", sampler_samples(make_gs), ref_gs, sampler_errors(make_gs), ("out",), _tol,
-           torch_reference=torch_gs, data_dtype_of=_dd("input"), zero_workspace=_in_place_layouts, data="input"),
+           torch_reference=torch_gs, data_dtype_of=_dd("input"), zero_workspace=_in_place_layouts, data="input",
+           bench=bench_gs(False), torch_gpu=torch_gs_gpu(False)),
     OpInfo("GridSampler2DBackward", sampler_samples(make_gs_bwd, bwd=True), ref_gs_bwd,
            sampler_errors(make_gs_bwd, bwd=True), ("input_grad", "grid_grad"), _tol,
-           torch_reference=torch_gs_bwd, data_dtype_of=_dd("input"), data="input"),
+           torch_reference=torch_gs_bwd, data_dtype_of=_dd("input"), data="input",
+           bench=bench_gs(True), torch_gpu=torch_gs_gpu(True)),
 ]

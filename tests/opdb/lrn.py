@@ -409,6 +409,24 @@ def _tol_bwd(s):
     return 16.0       # two terms that cancel; the 16-bit types also carry the rounding of `output`
 
 
+def bench_of(make):
+    """An NCHW shape in NCHW or channels-last memory, cuDNN's default LRN parameters."""
+    def bench(rng, shape, dtype, channels_last):
+        return make(rng, tuple(shape), dtype, layout="channels_last" if channels_last else "contiguous", note="bench")
+    return bench
+
+
+def torch_lrn_gpu(s, device):
+    import torch
+    sp = s.tensors["self"]
+    tdt = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, F64: torch.float64}[sp.dtype]
+    x = torch.from_numpy(sp.rounded()).to(device=device, dtype=tdt)
+    if sp.layout == "channels_last" and x.dim() == 4:
+        x = x.contiguous(memory_format=torch.channels_last)
+    n, alpha, beta, k = _p(s)
+    return lambda: torch.nn.functional.local_response_norm(x, n, alpha, beta, k)
+
+
 def _in_place_layouts(s):
     layouts = {t.layout for t in s.tensors.values() if t is not None}
     return len(layouts) == 1 and "strided" not in layouts
@@ -417,15 +435,19 @@ def _in_place_layouts(s):
 OPS = [
     OpInfo("pyLrnCrossChannel", lrn_samples(make_lrn_fwd), ref_lrn_fwd,
            _errors(make_lrn_fwd, "self", ("self",), ("out",), (3, 8)), ("out",), _tol_fwd,
-           torch_reference=torch_lrn_fwd, data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="self"),
+           torch_reference=torch_lrn_fwd, data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="self",
+           bench=bench_of(make_lrn_fwd), torch_gpu=torch_lrn_gpu),
     OpInfo("pyLrnCrossChannelBackward", lrn_samples(make_lrn_bwd), ref_lrn_bwd,
            _errors(make_lrn_bwd, "self", ("grad_output", "self", "output"), ("grad_input",), (3, 8)),
-           ("grad_input",), _tol_bwd, torch_reference=torch_lrn_bwd, data_dtype_of=_dd, data="self"),
+           ("grad_input",), _tol_bwd, torch_reference=torch_lrn_bwd, data_dtype_of=_dd, data="self",
+           bench=bench_of(make_lrn_bwd)),
     OpInfo("pyDivisiveNormalization", div_samples(make_div_fwd), ref_div_fwd,
            _errors(make_div_fwd, "self", ("self", "means"), ("out",), (4, 5), optional=("means",)), ("out",), _tol_fwd,
-           torch_reference=torch_div_fwd, data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="self"),
+           torch_reference=torch_div_fwd, data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="self",
+           bench=bench_of(make_div_fwd)),
     OpInfo("pyDivisiveNormalizationBackward", div_samples(make_div_bwd, bwd=True), ref_div_bwd,
            _errors(make_div_bwd, "self", ("self", "means", "grad_output"), ("grad_input", "grad_means"), (4, 5),
                    optional=("means", "grad_means")),
-           ("grad_input", "grad_means"), _tol_bwd, torch_reference=torch_div_bwd, data_dtype_of=_dd, data="self"),
+           ("grad_input", "grad_means"), _tol_bwd, torch_reference=torch_div_bwd, data_dtype_of=_dd, data="self",
+           bench=bench_of(make_div_bwd)),
 ]
