@@ -13,12 +13,14 @@
 //
 // Determinism (no float atomics anywhere):
 //   * grid_grad: one thread per output point (n, h, w), looping over C in order.
-//   * input_grad: one thread per (n, c) plane, owning every element of it: it zeroes its plane,
-//     then walks the output points in row-major order and adds each tap's contribution (the
-//     same taps in the same order as the forward), then converts to T. A fixed order per input
-//     element, no scatter between threads. Cost: parallelism N·C (each thread does Hout·Wout·taps
-//     work) — chosen over a per-input-pixel gather because the inverse of an arbitrary grid has no
-//     bounded support, and over sort-based two-pass schemes for simplicity.
+//   * input_grad: the output points of each image are cut into K consecutive chunks (K from the
+//     shapes only); thread (n, c, k) owns a private partial plane, walks chunk k in row-major order
+//     adding each tap's contribution (the same taps as the forward), and a second kernel sums the K
+//     partials of every element in k order (grid_sampler_2d_bwd_input_partial / _reduce). With
+//     K = 1 one thread per (n, c) plane accumulates in place (grid_sampler_2d_bwd_input). A fixed
+//     order per input element, no scatter between threads. Chosen over a per-input-pixel gather
+//     (the inverse of an arbitrary grid has no bounded support) and over sort-based schemes
+//     (simpler; the cost is K partial planes of workspace).
 //   * AffineGridBackward: one block per (n, i, k) entry of dtheta, a fixed-order block sum over the
 //     grid points.
 //
@@ -460,5 +462,81 @@ __global__ void grid_sampler_2d_bwd_input(const T* __restrict__ gout, const T* _
       for (long long y = 0; y < g.IH; ++y)
         for (long long x = 0; x < g.IW; ++x) st(dp + y * g.din_s[2] + x * g.din_s[3], ap[y * g.acc_s[2] + x * g.acc_s[3]]);
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// backward: input_grad with more parallelism — two passes, still no atomics
+// ---------------------------------------------------------------------------------------------
+// Pass 1: the output points of an image are cut into K consecutive chunks; thread (n, c, k) owns
+// a private dense plane part[(n·C + c)·K + k] (IH×IW, A-typed, in the workspace), zeroes it and adds
+// the contributions of chunk k in row-major order. Pass 2: each input_grad element is the sum of
+// its K partials in k order. K depends only on the shapes, so the bits are the same run to run.
+
+template <typename T>
+__global__ void grid_sampler_2d_bwd_input_partial(const T* __restrict__ gout, const T* __restrict__ grid,
+                                                  typename Acc<T>::type* __restrict__ part, GridGeo g, long long K) {
+  typedef typename Acc<T>::type A;
+  const long long P = g.OH * g.OW, plane = g.IH * g.IW;
+  ACLNN_GRID_STRIDE_LOOP(t, g.N * g.C * K) {
+    const long long k = t % K, pc = t / K, c = pc % g.C, n = pc / g.C;
+    A* ap = part + t * plane;
+    for (long long e = 0; e < plane; ++e) ap[e] = A(0);
+    const T* go = gout + n * g.out_s[0] + c * g.out_s[1];
+    const long long p0 = P * k / K, p1 = P * (k + 1) / K;
+#define ACLNN_GS_ADD(yy, xx, v)                                         \
+  do {                                                                  \
+    if (inb((yy), (xx), g.IH, g.IW)) ap[(yy) * g.IW + (xx)] += (v);     \
+  } while (0)
+    for (long long p = p0; p < p1; ++p) {
+      const long long h = p / g.OW, w = p % g.OW;
+      A gx, gy, mx, my;
+      grid_xy(grid, g, n, h, w, &gx, &gy);
+      const A gv = ld(go + h * g.out_s[2] + w * g.out_s[3]);
+      if (g.interp == kBicubic) {
+        const A ix = unnormalize(gx, g.IW, g.align, &mx), iy = unnormalize(gy, g.IH, g.align, &my);
+        const A fx = xfloor(ix), fy = xfloor(iy);
+        const long long x0 = static_cast<long long>(fx), y0 = static_cast<long long>(fy);
+        A xc[4], yc[4];
+        cubic_coeffs(xc, ix - fx);
+        cubic_coeffs(yc, iy - fy);
+        for (int a = 0; a < 4; ++a)
+          for (int b = 0; b < 4; ++b) {
+            const long long tx = static_cast<long long>(pad_coord(A(x0 - 1 + a), g.IW, g.padding, g.align));
+            const long long ty = static_cast<long long>(pad_coord(A(y0 - 1 + b), g.IH, g.padding, g.align));
+            ACLNN_GS_ADD(ty, tx, gv * xc[a] * yc[b]);
+          }
+        continue;
+      }
+      const A ix = pad_coord(unnormalize(gx, g.IW, g.align, &mx), g.IW, g.padding, g.align);
+      const A iy = pad_coord(unnormalize(gy, g.IH, g.align, &my), g.IH, g.padding, g.align);
+      if (g.interp == kNearest) {
+        const long long xn = static_cast<long long>(xrint(ix)), yn = static_cast<long long>(xrint(iy));
+        ACLNN_GS_ADD(yn, xn, gv);
+        continue;
+      }
+      const long long xw = static_cast<long long>(xfloor(ix)), yn = static_cast<long long>(xfloor(iy));
+      const long long xe = xw + 1, ys = yn + 1;
+      ACLNN_GS_ADD(yn, xw, (A(xe) - ix) * (A(ys) - iy) * gv);
+      ACLNN_GS_ADD(yn, xe, (ix - A(xw)) * (A(ys) - iy) * gv);
+      ACLNN_GS_ADD(ys, xw, (A(xe) - ix) * (iy - A(yn)) * gv);
+      ACLNN_GS_ADD(ys, xe, (ix - A(xw)) * (iy - A(yn)) * gv);
+    }
+#undef ACLNN_GS_ADD
+  }
+}
+
+template <typename T>
+__global__ void grid_sampler_2d_bwd_input_reduce(const typename Acc<T>::type* __restrict__ part, T* __restrict__ din,
+                                                 GridGeo g, long long K) {
+  typedef typename Acc<T>::type A;
+  const long long plane = g.IH * g.IW;
+  ACLNN_GRID_STRIDE_LOOP(i, g.N * g.C * plane) {
+    const long long e = i % plane, pc = i / plane, c = pc % g.C, n = pc / g.C;
+    const A* src = part + pc * K * plane + e;
+    A s = A(0);
+    for (long long k = 0; k < K; ++k) s += src[k * plane];
+    const long long y = e / g.IW, x = e % g.IW;
+    st(din + n * g.din_s[0] + c * g.din_s[1] + y * g.din_s[2] + x * g.din_s[3], s);
   }
 }

@@ -25,9 +25,12 @@ dtheta from dgrid, what cuDNN's ``cudnnSpatialTfGridGeneratorBackward`` computes
 
 Coordinates, padding and bicubic coefficients follow PyTorch's grid_sampler exactly (see the
 kernel file). Deterministic, no float atomics: grid_grad is one thread per output point looping
-over C; input_grad is one thread per (n, c) plane that owns the plane and walks the output points
-in row-major order (f32 — f64 for DOUBLE — accumulation in the workspace for 16-bit types, in
-input_grad itself for FLOAT/DOUBLE); AffineGridBackward is one block per dtheta entry with a
+over C; input_grad cuts each image's output points into K consecutive chunks (K from the shapes
+only: about 8192 threads, at most 64 chunks, partial planes ≤ 256 MiB) and thread (n, c, k) adds
+chunk k, in row-major order, into its own partial plane in the workspace; a second kernel sums the K
+partials of each element in chunk order. With K = 1 (N·C ≥ 8192, or one output point) one thread per
+(n, c) plane accumulates directly (in input_grad for FLOAT/DOUBLE, in f32 workspace planes for the
+16-bit types). AffineGridBackward is one block per dtheta entry with a
 fixed-order block sum. All tensors are used in their own memory order when they are dense in one
 (NCHW or channels-last input, any dense grid): no copies.
 
@@ -55,10 +58,15 @@ SAMPLER_DTYPES = frozenset({F32, F16, BF16, F64})           # aclnnGridSampler2D
 CTYPES = ("float", "__half", "__nv_bfloat16", "double")
 FAMILY = declare("grid_sampler", *(instantiate(k + "<{T}>", T=CTYPES) for k in (
     "affine_grid_fwd", "affine_grid_bwd", "grid_sampler_2d_fwd", "grid_sampler_2d_bwd_grid",
-    "grid_sampler_2d_bwd_input")))
+    "grid_sampler_2d_bwd_input", "grid_sampler_2d_bwd_input_partial", "grid_sampler_2d_bwd_input_reduce")))
 GROUP = "Grid sampler / affine grid"
 BLOCK = 256
 MAX_SIZE = 100000
+# input_grad: output points cut into K chunks so that about this many threads work (K = 1: one
+# thread per (n, c) plane, no partials); the partial planes are capped at this many bytes
+TARGET_THREADS = 8192
+MAX_CHUNKS = 64
+MAX_PARTIAL_BYTES = 256 << 20
 _FMT = frozenset({aclFormat.ACL_FORMAT_ND, aclFormat.ACL_FORMAT_NCHW})
 
 # struct GridGeo of kernels/grid_sampler.cu, passed by value
@@ -237,6 +245,14 @@ def _plan_sampler_fwd(p: Plan) -> None:
              (x, g, o, geo[()]))
 
 
+def _chunks(planes: int, points: int, plane_bytes: int) -> int:
+    """K, the chunks of output points per (n, c) plane: enough threads, bounded partial planes; shapes only."""
+    k = min(max(1, -(-TARGET_THREADS // max(planes, 1))), MAX_CHUNKS, max(points, 1))
+    while k > 1 and planes * k * plane_bytes > MAX_PARTIAL_BYTES:
+        k //= 2
+    return k
+
+
 def _plan_sampler_bwd(p: Plan) -> None:
     N, C, IH, IW, OH, OW = _dims_of(p)
     mask = [bool(v) for v in p["output_mask"]]
@@ -257,6 +273,16 @@ def _plan_sampler_bwd(p: Plan) -> None:
         p.launch(FAMILY, f"grid_sampler_2d_bwd_grid<{ct}>", grid_for(N * OH * OW, BLOCK), BLOCK, (go, x, g, dg, geo[()]))
     if want_dx:
         dx, dxs = _bind(p, "input_grad", write=True)
+        asz = 8 if p.dtype("input") == F64 else 4
+        K = _chunks(N * C, OH * OW, IH * IW * asz)
+        if K > 1:                                   # partial planes per chunk, summed in chunk order
+            part = p.alloc(N * C * K * IH * IW * asz)
+            geo = _geo(p, grid_s=gs, out_s=gos, din_s=dxs)
+            p.launch(FAMILY, f"grid_sampler_2d_bwd_input_partial<{ct}>", grid_for(N * C * K, 64), 64,
+                     (go, g, part, geo[()], np.int64(K)))
+            p.launch(FAMILY, f"grid_sampler_2d_bwd_input_reduce<{ct}>", grid_for(N * C * IH * IW, BLOCK), BLOCK,
+                     (part, dx, geo[()], np.int64(K)))
+            return
         if p.dtype("input") in (F32, F64):          # accumulate in input_grad itself
             acc, accs, convert = dx, dxs, 0
         else:                                       # f32 planes in the workspace, converted at the end
@@ -295,6 +321,7 @@ GridSampler2DBackward = register(OpDef(
     doc=f"input_grad = ∂L/∂input, grid_grad = ∂L/∂grid of aclnnGridSampler2D ({_MODES}; nearest: grid_grad = 0). "
         f"output_mask [input_grad, grid_grad]: a masked-off output may be null and is not written. Empty: a wanted "
         f"non-empty output is zero-filled. Deterministic without atomics: grid_grad one thread per output point "
-        f"(loop over C), input_grad one thread per (n, c) plane walking the output points in order (f32 "
-        f"accumulation, in the workspace for 16-bit types). cuDNN's cudnnSpatialTfSamplerBackward is bilinear, "
+        f"(loop over C); input_grad: per (n, c, chunk of output points) a private partial plane in the workspace, "
+        f"walked in row-major order, then the chunks summed in order (chunk count from the shapes only; f32 "
+        f"accumulation, f64 for DOUBLE). cuDNN's cudnnSpatialTfSamplerBackward is bilinear, "
         f"zeros, align_corners = True, mask [True, True]."), globals())
