@@ -165,3 +165,15 @@ def test_benchmark_checks_phase2_status_and_runs_without_pytorch(monkeypatch):
         bench._check(reg, 161002)
     monkeypatch.setitem(sys.modules, "torch", None)          # import torch -> ImportError
     assert bench.torch_available("cuda") is False and bench.torch_available("cpu") is False
+
+
+def test_gpu_smoke_script_is_valid_and_refuses_without_a_gpu():
+    from aclnn_py.toolkit import driver_version
+    script = ROOT / "benchmarks" / "gpu_smoke.sh"
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    text = script.read_text()
+    for must in ("aclnn_py.cli doctor", "pytest", "--tool \"$tool\"", "memcheck racecheck", "bench_ops.py"):
+        assert must in text, must
+    if driver_version() is None:
+        r = _run(["bash", str(script)])
+        assert r.returncode == 2 and "needs a GPU" in r.stdout

@@ -358,3 +358,88 @@ def test_kernel_family_source_reaching_cupy_carries_header_digest(fake):
 def test_device_error_carries_status():
     e = DeviceError("x", status=AICORE, code=700, sticky=True)
     assert e.status == AICORE and e.code == 700 and e.sticky
+
+
+# the same rules on the real backend (the process backend: the emulator here, CuPy on a GPU) -----------
+
+def test_real_compile_error_in_phase1_is_a_status_with_the_log(monkeypatch):
+    """A kernel family that does not compile (on g++ here, NVRTC on a GPU): phase 1 returns 561003 with the
+    compiler's message, and nothing broken is cached."""
+    real = kernel_cache.kernel_source
+    monkeypatch.setattr(kernel_cache, "_modules", {})
+    monkeypatch.setattr(kernel_cache, "_functions", {})
+    monkeypatch.setattr(kernel_cache, "kernel_source",
+                        lambda fam: real(fam) + "\n#error aclnn_py_broken_on_purpose\n" if fam == "softmax" else real(fam))
+    for r in REGISTRY.values():
+        r.plan_cache.clear()
+    x, y = _malloc(64), _malloc(64)
+    tx = A.aclCreateTensor([2, 4, 1, 2], A.ACL_FLOAT, None, 0, A.ACL_FORMAT_NCHW, [2, 4, 1, 2], x)
+    ty = A.aclCreateTensor([2, 4, 1, 2], A.ACL_FLOAT, None, 0, A.ACL_FORMAT_NCHW, [2, 4, 1, 2], y)
+    try:
+        _, ex, ret = A.aclnnSoftmaxGetWorkspaceSize(tx, 1, ty)
+        msg = acl.get_recent_err_msg() or ""
+        assert ret == AclnnStatus.ACLNN_ERR_INNER_FIND_KERNEL_ERROR and ex is None
+        assert "aclnn_py_broken_on_purpose" in msg, msg
+    finally:
+        for r in REGISTRY.values():
+            r.plan_cache.clear()
+        for p in (x, y):
+            acl.rt.free(p)
+
+
+@pytest.mark.cuda
+def test_real_sync_d2d_memcpy_and_memset_are_done_on_return():
+    import cupy
+    n = 256 << 20
+    a, b = _malloc(n), _malloc(n)
+    assert acl.rt.memset(a, n, 3, n) == 0
+    assert cupy.cuda.Stream.null.done
+    assert acl.rt.memcpy(b, n, a, n, 3) == 0
+    assert cupy.cuda.Stream.null.done                # nothing of the copy left queued
+    tail = np.empty(16, np.uint8)
+    assert acl.rt.memcpy(tail.ctypes.data, 16, b + n - 16, 16, 2) == 0
+    assert (tail == 3).all()
+    for p in (a, b):
+        acl.rt.free(p)
+
+
+SPIN = r'''extern "C" __global__ void spin(long long cycles) {
+    long long t0 = clock64(); while (clock64() - t0 < cycles) { } }'''
+
+
+@pytest.mark.cuda
+def test_real_rawkernel_stream_none_is_cupys_current_stream():
+    import cupy
+    k = A.RawKernel(SPIN, "spin")
+    k((1,), (1,), (np.int64(10),))                  # compile outside the timed part
+    cupy.cuda.Device().synchronize()
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        k((1,), (1,), (np.int64(2_000_000_000),))    # about a second
+    assert not s.done                                # it went to the current stream s ...
+    assert cupy.cuda.Stream.null.done                # ... not to the null stream
+    s.synchronize()
+
+
+STICKY_PROG = r'''
+import numpy as np, aclnn_py as A
+from aclnn_py import acl
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+k = A.RawKernel('extern "C" __global__ void bad(float* p) { p[threadIdx.x] = 1.f; }', "bad")
+s, _ = acl.rt.create_stream()
+k((1,), (32,), (16,), stream=s)                      # an illegal address
+r = [int(acl.rt.synchronize_stream(s)), int(acl.rt.malloc(16, 0)[1]), int(acl.rt.create_stream()[1]),
+     int(acl.rt.synchronize_device()), int(acl.rt.destroy_stream(s)), int(acl.finalize())]
+print("RESULT", r)
+'''
+
+
+@pytest.mark.cuda
+def test_real_sticky_fault_poisons_later_calls_and_finalize_succeeds(tmp_path):
+    import subprocess
+    import sys
+    (tmp_path / "prog.py").write_text(STICKY_PROG)
+    r = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=300)
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("RESULT"))
+    res = eval(line[len("RESULT"):])
+    assert res[:5] == [int(AICORE)] * 5 and res[5] == 0, (res, r.stderr)
