@@ -69,7 +69,9 @@ class CudaBackend:
         cp = cupy_module
         self._cp = cp
         self._rt = cp.cuda.runtime
-        self._errors = (cp.cuda.runtime.CUDARuntimeError, cp.cuda.driver.CUDADriverError)
+        errs = [getattr(getattr(cp.cuda, m, None), n, None)
+                for m, n in (("runtime", "CUDARuntimeError"), ("driver", "CUDADriverError"))]
+        self._errors = tuple(e for e in errs if isinstance(e, type) and issubclass(e, BaseException))
         self._modules: dict = {}
         self._sticky: DeviceError | None = None
         self._lock = threading.Lock()
@@ -195,7 +197,8 @@ class CudaBackend:
 
     def current_stream(self):
         """CuPy's current stream: where a CuPy-style launch with ``stream=None`` goes."""
-        return self._call("cupy.cuda.get_current_stream", self._cp.cuda.get_current_stream)
+        get = getattr(self._cp.cuda, "get_current_stream", None)
+        return self._call("cupy.cuda.get_current_stream", get) if get is not None else self.default_stream()
 
     def destroy_stream(self, stream) -> None:
         self._call("cudaStreamSynchronize", stream.synchronize)
