@@ -18,17 +18,29 @@ def cmd_info(args) -> int:
     acl.init()
     n, ret = acl.rt.get_device_count()
     print(f"devices: {n} ({be.name})")
-    for k, v in be.info().items():
+    info = be.info()
+    for k, v in info.items():
         print(f"{k}: {v}")
+    if be.name != "cuda":        # the CUDA backend's info already has them: NVRTC, driver, CuPy, fit
+        from .toolkit import cuda_report
+        for k, v in cuda_report().as_info().items():
+            print(f"{k}: {v}")
     print(f"kernels: {kernels_dir()}")
     acl.finalize()
+    if getattr(args, "check", False):
+        from .doctor import report
+        return report()
     return 0
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="aclnn-py", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("info", help="devices, backend, compiler or CuPy/CUDA versions, kernel cache")
+    inf = sub.add_parser("info", help="devices, backend, compiler, CuPy / NVRTC / driver versions and whether "
+                                      "they fit, kernel cache")
+    inf.add_argument("--check", action="store_true", help="then run the doctor (see `aclnn-py doctor`)")
+    sub.add_parser("doctor", help="check driver, CuPy, NVRTC, headers; build and run every kernel file on both "
+                                  "backends and compare; a verdict and a fix per item")
     sp = sub.add_parser("samples", help="run every sample on the default device")
     sp.add_argument("names", nargs="*", help="run only these samples (file stems)")
     su = sub.add_parser("support", help="print the live support table")
@@ -41,6 +53,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.cmd == "info":
         return cmd_info(args)
+    if args.cmd == "doctor":
+        from .doctor import report
+        return report()
     if args.cmd == "samples":
         from .samples_runner import run_samples
         return run_samples(args.names)

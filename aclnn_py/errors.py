@@ -9,7 +9,18 @@ _local = threading.local()
 
 
 class DeviceError(RuntimeError):
-    """A failure reported by the device while running work (a kernel fault, an emulator error)."""
+    """A failure reported by the device while running work (a kernel fault, an emulator error), or by
+    a CUDA runtime/driver call (the CUDA backend turns every CuPy error into one).
+
+    ``status``: the ``AclError`` the runtime returns for it (None: ACL_ERROR_RT_AICORE_EXCEPTION);
+    ``code``: the CUDA error number when there is one; ``sticky``: the device context is unusable
+    for the rest of the process (an illegal address, a trap, ...), as CUDA's sticky errors are."""
+
+    def __init__(self, message: str = "", *, status=None, code: int | None = None, sticky: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.sticky = sticky
 
 
 def record_error(message: str) -> None:

@@ -19,6 +19,7 @@ from ._paths import kernels_dir, kernels_include_dir
 from .backends import get_backend
 
 __all__ = ["declare", "instantiate", "instances", "families", "get_kernel", "KernelUnavailable", "compile_options",
+           "kernel_source", "source_with_header_digest", "include_dirs",
            "FLOAT_CTYPES", "BOOLS", "family_names", "compile_all"]
 
 FLOAT_CTYPES = ("float", "__half", "__nv_bfloat16")
@@ -66,19 +67,17 @@ def families() -> dict[str, tuple[str, ...]]:
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 
 
-def kernel_source(family: str) -> str:
-    """``kernels/<family>.cu`` with a last line naming the digest of its text and of every header it
-    includes, transitively, from ``kernels/include`` (or beside the including file). Both caches
-    key on the source text — CuPy's RawModule disk cache and the emulator's — so a changed header
-    can never run a stale kernel."""
-    path = kernels_dir() / f"{family}.cu"
-    code = path.read_text()
+def _digest(code: str, here, include_dirs) -> tuple[str, int]:
+    """sha256 of ``code`` and of every header it includes with ``#include "..."``, transitively, found
+    beside the including file or in ``include_dirs``; and how many headers were found."""
+    from pathlib import Path
     h = hashlib.sha256(code.encode())
-    seen, todo = set(), [(code, path.parent)]
+    seen, todo = set(), [(code, Path(here) if here is not None else None)]
+    dirs = [Path(d) for d in include_dirs]
     while todo:
-        text, here = todo.pop()
+        text, where = todo.pop()
         for name in _INCLUDE.findall(text):
-            for cand in (here / name, kernels_include_dir() / name):
+            for cand in ([where / name] if where is not None else []) + [d / name for d in dirs]:
                 if cand.is_file():
                     cand = cand.resolve()
                     if cand not in seen:
@@ -87,7 +86,43 @@ def kernel_source(family: str) -> str:
                         h.update(f"\0{cand.name}\0".encode() + body.encode())
                         todo.append((body, cand.parent))
                     break
-    return f"{code}\n// aclnn-py source digest: {h.hexdigest()}\n"      # last: compiler line numbers stay right
+    return h.hexdigest(), len(seen)
+
+
+def kernel_source(family: str) -> str:
+    """``kernels/<family>.cu`` with a last line naming the digest of its text and of every header it
+    includes, transitively, from ``kernels/include`` (or beside the including file). Both caches
+    key on the source text — CuPy's RawModule disk cache and the emulator's — so a changed header
+    can never run a stale kernel."""
+    path = kernels_dir() / f"{family}.cu"
+    code = path.read_text()
+    digest, _ = _digest(code, path.parent, [kernels_include_dir()])
+    return f"{code}\n// aclnn-py source digest: {digest}\n"      # last: compiler line numbers stay right
+
+
+def include_dirs(options) -> list[str]:
+    """The directories of ``-I<dir>`` / ``-I <dir>`` / ``--include-path=<dir>`` options."""
+    out, opts = [], list(options)
+    for i, o in enumerate(opts):
+        if o in ("-I", "--include-path") and i + 1 < len(opts):
+            out.append(opts[i + 1])
+        elif o.startswith("--include-path="):
+            out.append(o.split("=", 1)[1])
+        elif o.startswith("-I") and len(o) > 2:
+            out.append(o[2:])
+    return out
+
+
+def source_with_header_digest(code: str, options) -> str:
+    """A user's ``RawModule`` source with a last comment line naming the digest of the headers it
+    includes from its ``-I`` directories (CuPy's compile cache keys on the source and the options, not
+    on header contents: without this an edited header would run the old kernel). Unchanged when it
+    includes none."""
+    dirs = include_dirs(options)
+    if not dirs or '#include' not in code:
+        return code
+    digest, n = _digest(code, None, dirs)
+    return code if n == 0 else f"{code}\n// aclnn-py header digest: {digest}\n"
 
 
 def compile_options() -> tuple[str, ...]:

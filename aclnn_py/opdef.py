@@ -459,6 +459,10 @@ class _LRU:
     def __len__(self):
         return len(self._d)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
 
 def _attr_key(v):
     if isinstance(v, (aclIntArray, aclFloatArray, aclBoolArray)):

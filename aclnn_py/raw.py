@@ -6,9 +6,13 @@ A CuPy RawKernel ports unchanged and runs on a machine with no GPU::
     k = mod.get_function("scale<float>")
     k((blocks,), (256,), (x_ptr, y_ptr, np.float32(2.0), np.int32(n)))   # stream=None: default stream
 
-Arguments follow CuPy's rules (ints are int64, floats float64, NumPy scalars by value, pointers as
-ints or objects with ``__cuda_array_interface__``). Launches are asynchronous on an explicit stream
-(on the emulator a ``stream=None`` launch has finished when the call returns); a fault
+Arguments follow CuPy 14's rules on both backends (``aclnn_py.kernel_args``: ints are int64, floats
+float64, NumPy scalars and size-1 arrays by value; a type CuPy refuses raises TypeError at the call);
+objects with ``__cuda_array_interface__`` are passed as their data pointer. ``stream=None`` launches on
+CuPy's *current* stream (``cupy.cuda.get_current_stream()``), as CuPy does; on the emulator that is the
+default stream, and such a launch has finished when the call returns. Launches are asynchronous on an
+explicit stream (an acl stream handle). ``RawModule(path=...)`` loads a cubin/ptx/fatbin on a GPU
+(a ``.cu`` path is read as source, on both backends). A fault
 inside the kernel, or an argument whose size does not match its parameter, is reported by the next
 ``acl.rt.synchronize_stream`` / ``synchronize_device`` / ``memcpy`` as ACL_ERROR_RT_AICORE_EXCEPTION
 with a message (``acl.get_recent_err_msg()``) naming the kernel and the block.
@@ -19,7 +23,13 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from .backends import get_backend
+from .kernel_args import is_cupy_pointer
+from .kernel_cache import source_with_header_digest
+
+_SOURCE_SUFFIXES = (".cu", ".cuh", ".c", ".cpp", ".cc", ".h", ".hpp", ".txt")
 
 __all__ = ["RawModule", "RawKernel", "CompileException"]
 
@@ -39,10 +49,12 @@ def _dim3(v) -> tuple[int, int, int]:
 
 
 def _stream(stream):
-    """The backend stream for a launch: an acl stream handle, or None for the default stream."""
-    from .acl._state import state, resolve_stream
-    if stream is None and not state.initialized:
-        return get_backend().default_stream()  # CuPy-style use without acl.init
+    """The backend stream for a launch: an acl stream handle, or None for CuPy's current stream."""
+    from .acl._state import resolve_stream
+    if stream is None:
+        return get_backend().current_stream()    # as CuPy: the current stream, not Stream.null
+    if type(stream).__module__.startswith("cupy") and hasattr(stream, "ptr"):
+        return stream                            # a cupy.cuda.Stream, as CuPy accepts
     s, st = resolve_stream("RawKernel launch", stream)
     if st:
         from .errors import get_recent_err_msg
@@ -61,7 +73,13 @@ class RawModule:
         self.enable_cooperative_groups = bool(enable_cooperative_groups)
         self.backend = backend
         self.translate_cucomplex = translate_cucomplex
-        self.code = code if code is not None else Path(path).read_text()
+        self.path = None
+        if path is not None and Path(path).suffix not in _SOURCE_SUFFIXES:
+            self.path = str(path)       # a cubin / ptx / fatbin: CuPy loads it as is (GPU only)
+            code = None
+        elif path is not None:
+            code = Path(path).read_text()
+        self.code = code
         self.options = tuple(options)
         self.name_expressions = tuple(name_expressions) if name_expressions else None
         self._module = None
@@ -74,12 +92,17 @@ class RawModule:
             with self._lock:
                 if self._module is None:
                     backend = get_backend()
-                    if self.enable_cooperative_groups and backend.name != "host" and hasattr(backend, "_cp"):
-                        self._module = backend._cp.RawModule(
-                            code=self.code, options=self.options, enable_cooperative_groups=True,
-                            name_expressions=list(self.name_expressions) if self.name_expressions else None)
+                    if self.path is not None:
+                        if not hasattr(backend, "load_binary"):
+                            raise RuntimeError(f"RawModule(path={self.path!r}): the host emulator runs CUDA C "
+                                               f"source, not a compiled cubin/ptx; pass code=... (or a .cu path)")
+                        self._module = backend.load_binary(self.path)
+                        return self._module
+                    code = source_with_header_digest(self.code, self.options)
+                    if self.enable_cooperative_groups and hasattr(backend, "load_module_cooperative"):
+                        self._module = backend.load_module_cooperative(code, self.options, self.name_expressions)
                     else:
-                        self._module = backend.load_module(self.code, self.options, self.name_expressions)
+                        self._module = backend.load_module(code, self.options, self.name_expressions)
         return self._module
 
     def compile(self):
@@ -130,6 +153,7 @@ class RawKernel:
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups=None):
         backend = get_backend()
         s = _stream(stream)
+        args = _pointers(args)
         grid3, block3 = _dim3(grid), _dim3(block)
         coop = self.enable_cooperative_groups if enable_cooperative_groups is None else bool(enable_cooperative_groups)
         if coop:
@@ -150,6 +174,20 @@ class RawKernel:
             # from CuPy may read its results at once; explicit streams stay asynchronous. A failure is
             # still reported by the next synchronize, as on a GPU.
             s.wait_idle()
+
+
+def _pointers(args) -> tuple:
+    """``args`` as a tuple, objects with ``__cuda_array_interface__`` replaced by their data pointer (CuPy
+    14 would refuse them; on both backends we pass the pointer)."""
+    if not isinstance(args, (tuple, list)):
+        raise TypeError(f"args must be a tuple, got {type(args).__name__}")
+    out = []
+    for a in args:
+        if not isinstance(a, (int, float, complex, np.generic, np.ndarray)) and a is not None \
+                and not is_cupy_pointer(a) and hasattr(a, "__cuda_array_interface__"):
+            a = int(a.__cuda_array_interface__["data"][0])
+        out.append(a)
+    return tuple(out)
 
 
 def _cooperative_grid(name, grid3, block3, shared_mem):

@@ -11,6 +11,7 @@ import math
 from typing import Any, Sequence
 
 import attrs
+import ml_dtypes
 import numpy as np
 
 from .acl.memory import Allocation, registry
@@ -98,6 +99,38 @@ class aclTensor:
 
     def is_contiguous(self) -> bool:
         return all(d == 1 or s == cs for d, s, cs in zip(self.view_dims, self.strides, contiguous_strides(self.view_dims)))
+
+    # DLPack export (aclnn_py.dlpack): torch.from_dlpack(t), cupy.from_dlpack(t), np.from_dlpack(t)
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from .acl._state import state
+        from .backends import get_backend
+        from .dlpack import KDL_CPU, KDL_CUDA
+        if get_backend().name == "cuda":
+            return KDL_CUDA, state.current_device() or 0
+        return KDL_CPU, 0
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule viewing this tensor (no copy). ``stream``: the consumer's stream; unless it is
+        -1 the work queued on the device is finished first (aclnn_py.dlpack)."""
+        from .backends import DeviceError, get_backend
+        from .dlpack import export
+        if copy is True:
+            raise BufferError("aclTensor.__dlpack__: copy=True is not supported (it is a view)")
+        dev = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != dev:
+            raise BufferError(f"aclTensor.__dlpack__: the tensor is on {dev}, not {tuple(dl_device)}")
+        if self.addr is None or self.destroyed:
+            raise BufferError("aclTensor.__dlpack__: a null or destroyed tensor has no memory to export")
+        info = dtype_info(self.data_type)
+        if info is None:
+            raise BufferError(f"aclTensor.__dlpack__: dtype {self.data_type!r} cannot be exported")
+        if stream != -1:
+            try:
+                get_backend().synchronize_all()
+            except DeviceError as e:
+                raise BufferError(f"aclTensor.__dlpack__: the device reported an error: {e}") from e
+        return export(self.addr + self.offset * self.itemsize, self.view_dims, self.strides, info.numpy, dev,
+                      (self, self.owner))
 
     def __repr__(self) -> str:
         return (f"aclTensor(shape={self.view_dims}, dtype={aclDataType(self.data_type).name}, strides={self.strides}, "
@@ -440,26 +473,72 @@ _FORMAT_BY_RANK = {2: aclFormat.ACL_FORMAT_NC, 3: aclFormat.ACL_FORMAT_NCL, 4: a
                    5: aclFormat.ACL_FORMAT_NCDHW}
 
 
-def _describe(obj):
-    """(data pointer, shape, byte strides, numpy dtype, is_device, keepalive, writable) of an array-like,
-    zero copy."""
-    cai = getattr(obj, "__cuda_array_interface__", None)
+def _is_bf16_name(x) -> bool:
+    return str(x).rsplit(".", 1)[-1] == "bfloat16"
+
+
+def _cai_dtype(cai, obj) -> np.dtype:
+    """The dtype of a ``__cuda_array_interface__``: bfloat16 has no typestr of its own; CuPy (ml_dtypes)
+    exports it as ``<V2`` (a plain 2-byte void is ``|V2``), some producers name it in ``descr``; the
+    object's own ``dtype`` settles the rest."""
+    typestr = cai["typestr"]
+    descr = cai.get("descr") or ()
+    named = any(_is_bf16_name(f[0]) for f in descr if isinstance(f, (tuple, list)) and f)
+    if typestr == "<V2" or (np.dtype(typestr).itemsize == 2 and (named or _is_bf16_name(getattr(obj, "dtype", "")))):
+        return np.dtype(ml_dtypes.bfloat16)
+    dt = np.dtype(typestr)
+    if dt.kind == "V":
+        raise ValueError(f"typestr {typestr!r} (descr {descr!r}) is not a dtype aclnn-py knows")
+    return dt
+
+
+@attrs.frozen
+class _Described:
+    ptr: int
+    shape: tuple
+    strides: tuple          # bytes
+    dtype: np.dtype
+    is_device: bool
+    keep: Any
+    writable: bool
+    stream: int | None = None      # CAI v3: the producer's stream to synchronise with
+    device: int | None = None      # the device id the producer says the memory is on
+
+
+def _describe(obj, backend_name: str) -> _Described:
+    """How an array-like lays out its memory, zero copy: ``__cuda_array_interface__`` (v3 stream field
+    honoured), ``__dlpack__`` (with the stream protocol, aclnn_py.dlpack), else the buffer protocol."""
+    cai_error = None
+    try:
+        cai = getattr(obj, "__cuda_array_interface__", None)
+    except Exception as e:          # e.g. a producer that cannot export this dtype through CAI: try DLPack
+        cai, cai_error = None, e
     if cai is not None:
-        dt = np.dtype(cai["typestr"])
+        if cai.get("mask") is not None:
+            raise ValueError("masked arrays (__cuda_array_interface__ mask) are not supported")
+        dt = _cai_dtype(cai, obj)
         shape = tuple(int(d) for d in cai["shape"])
         strides = cai.get("strides") or tuple(s * dt.itemsize for s in contiguous_strides(shape))
-        return int(cai["data"][0]), shape, tuple(int(s) for s in strides), dt, True, obj, not cai["data"][1]
+        stream = cai.get("stream") if int(cai.get("version", 0)) >= 3 else None
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int) or stream <= 0):
+            raise ValueError(f"__cuda_array_interface__ stream {stream!r} is not allowed (v3: None, 1 = legacy "
+                             f"default, 2 = per-thread default, or a cudaStream_t; 0 is disallowed)")
+        return _Described(int(cai["data"][0] or 0), shape, tuple(int(s) for s in strides), dt, True, obj,
+                          not cai["data"][1], stream)
     if hasattr(obj, "__dlpack__"):
-        dev = obj.__dlpack_device__()[0] if hasattr(obj, "__dlpack_device__") else 1
-        if dev == 1:  # kDLCPU
-            arr = np.from_dlpack(obj)
-        else:
-            import cupy
-            arr = cupy.from_dlpack(obj)
-            return _describe(arr)
-    else:
-        arr = np.asarray(memoryview(obj)) if not isinstance(obj, np.ndarray) else obj
-    return arr.ctypes.data, arr.shape, arr.strides, arr.dtype, False, (obj, arr), bool(arr.flags.writeable)
+        from . import dlpack
+        dev = tuple(obj.__dlpack_device__()) if hasattr(obj, "__dlpack_device__") else (dlpack.KDL_CPU, 0)
+        on_gpu = dev[0] in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
+        # the consumer's stream: the legacy default stream on a GPU (our streams are blocking streams and
+        # order with it); host memory has no stream
+        stream = 1 if on_gpu and backend_name == "cuda" else None
+        ptr, shape, strides, dt, (dtype_, did), writable, owner = dlpack.consume(obj, stream)
+        return _Described(ptr, shape, strides, dt, on_gpu, (obj, owner), writable, None, did if on_gpu else None)
+    if cai_error is not None:
+        raise cai_error
+    arr = np.asarray(memoryview(obj)) if not isinstance(obj, np.ndarray) else obj
+    return _Described(arr.ctypes.data, arr.shape, arr.strides, arr.dtype, False, (obj, arr),
+                      bool(arr.flags.writeable))
 
 
 def from_array(obj, format=None):
@@ -472,11 +551,15 @@ def from_array(obj, format=None):
     Read-only memory (a read-only NumPy array or memmap, ``bytes``, a read-only CUDA array interface)
     is registered as such: phase 1 refuses it as an output, memcpy/memset as a destination.
     """
-    from .backends import get_backend
+    from .backends import DeviceError, get_backend
+    from .acl._state import state
+    backend = get_backend()
     try:
-        ptr, shape, bstrides, dt, is_device, keep, writable = _describe(obj)
+        d = _describe(obj, backend.name)
     except Exception as e:
         return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"from_array: cannot view {type(obj).__name__}: {e}")
+    ptr, shape, bstrides, dt, is_device, keep, writable = d.ptr, d.shape, d.strides, d.dtype, d.is_device, d.keep, \
+        d.writable
     if format is not None:
         try:
             format = aclFormat(_as_int(format))
@@ -485,9 +568,25 @@ def from_array(obj, format=None):
     acl_dt = from_numpy_dtype(dt)
     if acl_dt is None:
         return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, f"from_array: unsupported dtype {dt}")
-    if not is_device and get_backend().name != "host":
+    if not is_device and backend.name != "host":
         return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID,
                           "from_array: a host buffer cannot be used by the CUDA backend; copy it with acl.rt.memcpy")
+    if is_device and backend.name == "cuda" and ptr:
+        cur = state.current_device()
+        try:
+            where = d.device if d.device is not None else backend.pointer_device(ptr)
+        except DeviceError as e:
+            return None, fail(AclnnStatus.ACLNN_ERR_RUNTIME_ERROR, f"from_array: {e}")
+        if where is not None and cur is not None and where != cur:
+            return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID,
+                              f"from_array: the array is on device {where} but the current device is {cur}; "
+                              f"call acl.rt.set_device({where}) first (or copy it)")
+    if d.stream is not None and hasattr(backend, "synchronize_external_stream"):
+        try:              # CAI v3: the producer's work on the array must be done before ours can start
+            backend.synchronize_external_stream(d.stream)
+        except DeviceError as e:
+            return None, fail(AclnnStatus.ACLNN_ERR_RUNTIME_ERROR,
+                              f"from_array: synchronising with the producer's stream {d.stream:#x} failed: {e}")
     if any(s % dt.itemsize for s in bstrides):
         return None, fail(AclnnStatus.ACLNN_ERR_PARAM_INVALID, "from_array: strides are not multiples of the itemsize")
     strides = tuple(s // dt.itemsize for s in bstrides)
@@ -497,7 +596,6 @@ def from_array(obj, format=None):
     base = ptr + lo * dt.itemsize
     nbytes = (hi - lo + 1) * dt.itemsize if numel else dt.itemsize
     fmt = aclFormat(format) if format is not None else _FORMAT_BY_RANK.get(len(shape), aclFormat.ACL_FORMAT_ND)
-    from .acl._state import state
     dev = state.current_device() if is_device else 0  # the host backend's "device" memory is host memory
     registered = None
     if base and registry.find(base, nbytes) is None:   # memory the runtime already knows needs no entry

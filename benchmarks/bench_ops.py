@@ -83,6 +83,21 @@ def tiny_sample(info):
                 and info.data_dtype(s) == A.ACL_FLOAT and np.size(s.tensors[info.data].values))
 
 
+def _check(reg, ret) -> None:
+    """A benchmark of a failing call measures nothing: every phase 2 status is checked."""
+    if ret != 0:
+        raise RuntimeError(f"{reg.opdef.name}: phase 2 returned {ret}: {acl.get_recent_err_msg()}")
+
+
+def torch_available(device: str) -> bool:
+    """PyTorch is optional: the side-by-side columns are nan without it (or without its CUDA build)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return device != "cuda" or torch.cuda.is_available()
+
+
 def host_overhead() -> list[tuple[str, float, float, float, float]]:
     """(op, phase 1 µs, phase 2 µs, relaunch µs, PyTorch CPU µs or nan) on a tiny f32 input."""
     rows = []
@@ -98,13 +113,15 @@ def host_overhead() -> list[tuple[str, float, float, float, float]]:
         def p2():
             _, e = call.phase1()
             t = time.perf_counter()
-            reg.run(ws, ws_size, e, stream)
-            return time.perf_counter() - t
+            ret = reg.run(ws, ws_size, e, stream)
+            dt = time.perf_counter() - t
+            _check(reg, ret)
+            return dt
         p2us = statistics.median(p2() for _ in range(500)) * 1e6
         acl.rt.synchronize_stream(stream)
         _, ex = call.phase1()
         A.aclSetAclOpExecutorRepeatable(ex)
-        rl = _median_us(lambda: reg.run(ws, ws_size, ex, stream), n=500, warm=50)
+        rl = _median_us(lambda: _check(reg, reg.run(ws, ws_size, ex, stream)), n=500, warm=50)
         assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
         A.aclDestroyAclOpExecutor(ex)
         torch_us = float("nan")
@@ -172,10 +189,10 @@ def peak_bandwidth_gbs() -> float:
         return float("nan")
 
 
-def device_kernels(shapes=SHAPES, dtypes=(A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16), reps=20) -> list[tuple]:
+def device_kernels(shapes=SHAPES, dtypes=(A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16), reps=20, on_row=None) -> list[tuple]:
     """(op, shape, layout, dtype, ours µs, GB/s, torch µs or nan, roofline fraction) on the current device."""
     peak = peak_bandwidth_gbs()
-    torch_device = "cuda" if get_backend().name == "cuda" else None
+    torch_device = "cuda" if get_backend().name == "cuda" and torch_available("cuda") else None
     stream, _ = acl.rt.create_stream()
     rows = []
     for reg, info in bench_cases():
@@ -192,28 +209,46 @@ def device_kernels(shapes=SHAPES, dtypes=(A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16
                         call.close()
                     t_us = float("nan")
                     if torch_device and info.torch_gpu is not None:
-                        t_us = time_torch_cuda(info.torch_gpu(sample, torch_device), reps)
+                        try:
+                            t_us = time_torch_cuda(info.torch_gpu(sample, torch_device), reps)
+                        except (ImportError, NotImplementedError) as e:      # no such PyTorch op here
+                            print(f"# PyTorch side skipped for {reg.opdef.name}: {e}", file=sys.stderr)
                     gbs = call.nbytes / us / 1e3
                     rows.append((reg.opdef.name, "x".join(map(str, shape)), "NHWC" if cl else "NCHW",
                                  A.aclDataType(dt).name[4:], us, gbs, t_us, gbs / peak))
+                    if on_row is not None:
+                        on_row(rows[-1])
     acl.rt.destroy_stream(stream)
     return rows
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    """``--quick`` (the GPU smoke test): one large shape, f32 and bf16, ACLNN_PY_BENCH_REPS repetitions."""
+    import os
+    argv = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in argv
+    reps = int(os.environ.get("ACLNN_PY_BENCH_REPS", "20"))
     own = acl.init() == 0
     if own:
         acl.rt.set_device(0)
     print(f"backend: {get_backend().name}")
     print(f"\n{'host overhead, tiny 2x4x3x3 f32 (median µs)':<46} {'phase 1':>8} {'phase 2':>8} {'relaunch':>9} "
           f"{'torch CPU':>10}")
-    for name, p1, p2, rl, t in host_overhead():
+    for name, p1, p2, rl, t in ([] if quick else host_overhead()):
         print(f"{name:<46} {p1:8.2f} {p2:8.2f} {rl:9.2f} {t:10.2f}")
     if get_backend().name == "cuda":
         print(f"\n{'GPU: op':<34} {'shape':<16} {'layout':<6} {'dtype':<7} {'ours µs':>9} {'GB/s':>7} "
               f"{'torch µs':>9} {'roofline':>8}")
-        for name, shape, layout, dt, us, gbs, t_us, frac in device_kernels():
-            print(f"{name:<34} {shape:<16} {layout:<6} {dt:<7} {us:9.1f} {gbs:7.0f} {t_us:9.1f} {frac:8.1%}")
+        def row(r):
+            name, shape, layout, dt, us, gbs, t_us, frac = r
+            ratio = t_us / us if t_us == t_us else float("nan")
+            print(f"{name:<34} {shape:<16} {layout:<6} {dt:<7} {us:9.1f} {gbs:7.0f} {t_us:9.1f} {frac:8.1%} "
+                  f"{ratio:6.2f}x", flush=True)
+        print(f"{'':<34} {'':<16} {'':<6} {'':<7} {'':>9} {'':>7} {'':>9} {'':>8} {'vs torch':>7}")
+        if quick:
+            device_kernels(shapes=[(32, 256, 56, 56)], dtypes=(A.ACL_FLOAT, A.ACL_BF16), reps=reps, on_row=row)
+        else:
+            device_kernels(reps=reps, on_row=row)
     if own:
         acl.finalize()
     return 0

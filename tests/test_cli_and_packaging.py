@@ -110,3 +110,70 @@ def test_benchmark_paths_run_on_tiny_shapes():
     rows = bench.device_kernels(shapes=[(2, 4, 3, 5)], dtypes=(A.ACL_FLOAT, A.ACL_BF16), reps=2)
     assert len(rows) == 4 * sum(1 for _, info in cases if info.bench is not None)
     assert all(np.isfinite(r[4]) and np.isfinite(r[5]) for r in rows), rows
+
+
+def test_info_reports_nvrtc_driver_cupy_and_fit():
+    r = _run([sys.executable, "-m", "aclnn_py.cli", "info"])
+    assert r.returncode == 0, r.stderr
+    for key in ("cupy:", "cuda driver:", "nvrtc:", "cuda headers:", "toolkit fit:"):
+        assert key in r.stdout, (key, r.stdout)
+
+
+def test_toolkit_verdicts_name_the_mismatch_and_the_fix():
+    """A CUDA 13 NVRTC next to cupy-cuda12x (what the old `test` extra did), a driver too old for CuPy."""
+    from aclnn_py.toolkit import Report
+    rep = Report(driver=12040, cupy="14.2.0", cupy_package="cupy-cuda12x", cupy_cuda_major=12, cupy_error=None,
+                 runtime=12090, nvrtc=(13, 5), nvrtc_source="CuPy's NVRTC", headers="/x",
+                 wheels={"cupy-cuda12x": "14.2.0", "nvidia-cuda-nvrtc-cu12": "12.9.86",
+                         "nvidia-cuda-nvrtc": "13.5.37", "nvidia-cufft-cu12": "11.4.1.4"})
+    f = {x.item: x for x in rep.findings()}
+    assert f["nvrtc"].ok is False and "cupy-cuda12x[ctk]" in f["nvrtc"].fix
+    assert f["one CUDA version"].ok is False and f["one CUDA version"].fix == "pip uninstall nvidia-cuda-nvrtc"
+    assert f["driver fits CuPy"].ok is True and not rep.fits
+    assert rep.as_info()["toolkit fit"].startswith("NO: ")
+    old = Report(driver=12040, cupy="14.2.0", cupy_package="cupy-cuda13x", cupy_cuda_major=13, cupy_error=None,
+                 runtime=13000, nvrtc=(13, 0), nvrtc_source="CuPy's NVRTC", headers="/x",
+                 wheels={"cupy-cuda13x": "14.2.0", "nvidia-cuda-nvrtc": "13.0.1"})
+    g = {x.item: x for x in old.findings()}
+    assert g["driver fits CuPy"].ok is False and "aclnn-py[cuda12]" in g["driver fits CuPy"].fix
+    good = Report(driver=13000, cupy="14.2.0", cupy_package="cupy-cuda13x", cupy_cuda_major=13, cupy_error=None,
+                  runtime=13000, nvrtc=(13, 0), nvrtc_source="CuPy's NVRTC", headers="/x",
+                  wheels={"cupy-cuda13x": "14.2.0", "nvidia-cuda-nvrtc": "13.0.1"})
+    assert good.fits and good.as_info()["toolkit fit"] == "ok"
+
+
+def test_doctor_runs_and_reports_gpu_parts_unavailable_here():
+    from aclnn_py.backends import get_backend
+    r = _run([sys.executable, "-m", "aclnn_py.cli", "doctor"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    for fam in ("activation", "batch_norm", "copy", "dropout", "softmax"):
+        line = next(ln for ln in out.splitlines() if f"kernels/{fam}.cu" in ln)
+        assert line.strip().startswith("[ ok ]") and "host: built" in line, line
+    if get_backend().name != "cuda":
+        assert "unavailable" in out and "not measured, not failed" in out
+    assert "verdict:" in out
+
+
+def test_benchmark_checks_phase2_status_and_runs_without_pytorch(monkeypatch):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_ops", ROOT / "benchmarks" / "bench_ops.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    reg = next(iter(bench.bench_cases()))[0]
+    with pytest.raises(RuntimeError, match="phase 2 returned 161002"):
+        bench._check(reg, 161002)
+    monkeypatch.setitem(sys.modules, "torch", None)          # import torch -> ImportError
+    assert bench.torch_available("cuda") is False and bench.torch_available("cpu") is False
+
+
+def test_gpu_smoke_script_is_valid_and_refuses_without_a_gpu():
+    from aclnn_py.toolkit import driver_version
+    script = ROOT / "benchmarks" / "gpu_smoke.sh"
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    text = script.read_text()
+    for must in ("aclnn_py.cli doctor", "pytest", "--tool \"$tool\"", "memcheck racecheck", "bench_ops.py"):
+        assert must in text, must
+    if driver_version() is None:
+        r = _run(["bash", str(script)])
+        assert r.returncode == 2 and "needs a GPU" in r.stdout

@@ -125,20 +125,36 @@ def test_scalars_and_arrays():
 
 
 def test_from_array_interop_registers_extent():
+    """Runs on both backends: the array is device memory (acl.rt.malloc) seen through a
+    ``__cuda_array_interface__`` with negative and step strides, read back with memcpy; the NumPy
+    (host buffer) variant only where host buffers are device memory (the emulator)."""
     from aclnn_py.acl.memory import registry
-    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)[:, ::-1, ::2]   # negative and step strides
-    t, ret = A.from_array(x)
+    from aclnn_py.backends import get_backend
+    base = np.arange(24, dtype=np.float32)
+    p, ret = A.acl.rt.malloc(base.nbytes, 0)
     assert ret == 0
-    assert t.view_dims == (2, 3, 2) and t.strides == (12, -4, 2) and t.format == A.ACL_FORMAT_NCL
-    lo, hi = t.element_span()
-    assert registry.find(t.addr + lo * 4, (hi - lo + 1) * 4) is not None
-    # the view reads exactly x's elements through (addr, offset, strides)
-    storage = A.acl.util.ptr_to_numpy(t.addr, hi + 1, np.float32)
-    view = np.lib.stride_tricks.as_strided(storage[t.offset:], t.view_dims, [s * 4 for s in t.strides])
-    assert np.array_equal(view, x)
-    assert A.aclDestroyTensor(t) == 0
-    t2, ret = A.from_array(np.zeros(3, np.complex64))
-    assert ret == 0 and t2.data_type == A.ACL_COMPLEX64
-    A.aclDestroyTensor(t2)
+    assert A.acl.rt.memcpy(p, base.nbytes, base.ctypes.data, base.nbytes, 1) == 0
+    x = base.reshape(2, 3, 4)[:, ::-1, ::2]                              # negative and step strides
+
+    class DeviceView:
+        __cuda_array_interface__ = {"shape": x.shape, "typestr": "<f4", "strides": x.strides, "version": 3,
+                                    "data": (p + (x.ctypes.data - base.ctypes.data), False), "stream": None}
+    for obj in ([DeviceView()] + ([x] if get_backend().name == "host" else [])):
+        t, ret = A.from_array(obj)
+        assert ret == 0, A.acl.get_recent_err_msg()
+        assert t.view_dims == (2, 3, 2) and t.strides == (12, -4, 2) and t.format == A.ACL_FORMAT_NCL
+        lo, hi = t.element_span()
+        assert registry.find(t.addr + lo * 4, (hi - lo + 1) * 4) is not None
+        # the view reads exactly x's elements through (addr, offset, strides)
+        storage = np.empty(hi + 1, np.float32)
+        assert A.acl.rt.memcpy(storage.ctypes.data, storage.nbytes, t.addr, storage.nbytes, 2) == 0
+        view = np.lib.stride_tricks.as_strided(storage[t.offset:], t.view_dims, [s * 4 for s in t.strides])
+        assert np.array_equal(view, x)
+        assert A.aclDestroyTensor(t) == 0
+    assert A.acl.rt.free(p) == 0
+    if get_backend().name == "host":
+        t2, ret = A.from_array(np.zeros(3, np.complex64))
+        assert ret == 0 and t2.data_type == A.ACL_COMPLEX64
+        A.aclDestroyTensor(t2)
     bad, ret = A.from_array(object())
     assert bad is None and ret == A.ACLNN_ERR_PARAM_INVALID

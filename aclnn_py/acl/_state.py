@@ -20,6 +20,7 @@ class State:
         self.local = threading.local()
         self.streams: dict[int, tuple[int, object]] = {}   # handle -> (device, backend stream)
         self.events: dict[int, tuple[int, object]] = {}
+        self.recorded_events: set[int] = set()              # event handles recorded at least once
         self._handles = itertools.count(0x1000)
 
     def new_handle(self) -> int:

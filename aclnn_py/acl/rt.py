@@ -33,7 +33,18 @@ ACL_EVENT_RECORDED_STATUS_NOT_READY, ACL_EVENT_RECORDED_STATUS_COMPLETE = 0, 1
 
 
 def _device_error(api: str, exc: Exception):
-    return fail(AclError.ACL_ERROR_RT_AICORE_EXCEPTION, f"{api}: {exc}")
+    """The status of a failed backend call: the backend's own (a CUDA error number mapped by the CUDA
+    backend), else ACL_ERROR_RT_AICORE_EXCEPTION (a kernel fault, an unusable device)."""
+    status = getattr(exc, "status", None)
+    return fail(status if status is not None else AclError.ACL_ERROR_RT_AICORE_EXCEPTION, f"{api}: {exc}")
+
+
+# Note [Every backend call is wrapped]
+#     Every call into the backend below sits in ``try ... except DeviceError`` and becomes a status:
+#     the CUDA backend turns each CuPy error into a DeviceError (backends/cuda.py, Note [CUDA errors
+#     become statuses]), and after a sticky fault every call returns ACL_ERROR_RT_AICORE_EXCEPTION.
+#     Releasing calls (reset_device, finalize, destroy_*, free*) finish their bookkeeping first, so the
+#     handle or pointer is gone even when the device reports an error.
 
 
 # devices ---------------------------------------------------------------------------------------
@@ -43,7 +54,10 @@ def get_device_count():
     st = require_init("acl.rt.get_device_count")
     if st:
         return 0, st
-    return state.backend.device_count(), OK
+    try:
+        return state.backend.device_count(), OK
+    except DeviceError as e:
+        return 0, _device_error("acl.rt.get_device_count", e)
 
 
 @guarded("acl.rt.set_device", AclError.ACL_ERROR_INTERNAL_ERROR)
@@ -51,12 +65,18 @@ def set_device(device_id):
     st = require_init("acl.rt.set_device")
     if st:
         return st
-    n = state.backend.device_count()
+    try:
+        n = state.backend.device_count()
+    except DeviceError as e:
+        return _device_error("acl.rt.set_device", e)
     device_id = as_int(device_id) if as_int(device_id) is not None else device_id
     if type(device_id) is not int or not 0 <= device_id < n:
         return fail(AclError.ACL_ERROR_RT_INVALID_DEVICEID,
                     f"acl.rt.set_device: device id {device_id!r} out of range [0, {n})")
-    state.backend.activate(device_id)
+    try:
+        state.backend.activate(device_id)
+    except DeviceError as e:
+        return _device_error("acl.rt.set_device", e)
     with state.lock:
         state.active_devices.add(device_id)
         state.default_device = device_id
@@ -85,6 +105,7 @@ def reset_device(device_id):
                 pass      # the stream is gone all the same; its pending error goes with the context
         for h in [h for h, (d, _) in state.events.items() if d == device_id]:
             del state.events[h]
+            state.recorded_events.discard(h)
         state.active_devices.discard(device_id)
         if state.default_device == device_id:
             state.default_device = None
@@ -106,8 +127,12 @@ def create_stream():
     dev, st = require_device("acl.rt.create_stream")
     if st:
         return 0, st
+    try:
+        s = state.backend.create_stream()
+    except DeviceError as e:
+        return 0, _device_error("acl.rt.create_stream", e)
     h = state.new_handle()
-    state.streams[h] = (dev, state.backend.create_stream())
+    state.streams[h] = (dev, s)
     return h, OK
 
 
@@ -170,8 +195,12 @@ def create_event():
     dev, st = require_device("acl.rt.create_event")
     if st:
         return 0, st
+    try:
+        ev = state.backend.create_event()
+    except DeviceError as e:
+        return 0, _device_error("acl.rt.create_event", e)
     h = state.new_handle()
-    state.events[h] = (dev, state.backend.create_event())
+    state.events[h] = (dev, ev)
     return h, OK
 
 
@@ -181,6 +210,7 @@ def destroy_event(event):
     if st:
         return st
     state.events.pop(as_int(event), None)
+    state.recorded_events.discard(as_int(event))
     return OK
 
 
@@ -192,7 +222,11 @@ def record_event(event, stream):
     s, st = resolve_stream("acl.rt.record_event", stream)
     if st:
         return st
-    state.backend.record_event(ev, s)
+    try:
+        state.backend.record_event(ev, s)
+    except DeviceError as e:
+        return _device_error("acl.rt.record_event", e)
+    state.recorded_events.add(as_int(event))
     return OK
 
 
@@ -204,7 +238,10 @@ def stream_wait_event(stream, event):
     s, st = resolve_stream("acl.rt.stream_wait_event", stream)
     if st:
         return st
-    state.backend.stream_wait_event(s, ev)
+    try:
+        state.backend.stream_wait_event(s, ev)
+    except DeviceError as e:
+        return _device_error("acl.rt.stream_wait_event", e)
     return OK
 
 
@@ -225,7 +262,10 @@ def query_event_status(event):
     ev, st = _event("acl.rt.query_event_status", event)
     if st:
         return ACL_EVENT_RECORDED_STATUS_NOT_READY, st
-    done = state.backend.query_event(ev)
+    try:
+        done = state.backend.query_event(ev)
+    except DeviceError as e:
+        return ACL_EVENT_RECORDED_STATUS_NOT_READY, _device_error("acl.rt.query_event_status", e)
     return (ACL_EVENT_RECORDED_STATUS_COMPLETE if done else ACL_EVENT_RECORDED_STATUS_NOT_READY), OK
 
 
@@ -237,12 +277,23 @@ def event_elapsed_time(start, end):
     b, st = _event("acl.rt.event_elapsed_time", end)
     if st:
         return 0.0, st
-    if not (state.backend.query_event(a) and state.backend.query_event(b)):
+    sticky = getattr(state.backend, "sticky_error", None)
+    if sticky is not None:
+        return 0.0, _device_error("acl.rt.event_elapsed_time", sticky)
+    missing = [n for n, h in (("start", start), ("end", end)) if as_int(h) not in state.recorded_events]
+    if missing:        # cudaEventElapsedTime on a never-recorded event is an error, not a time
         return 0.0, fail(AclError.ACL_ERROR_RT_EVENT_NOT_COMPLETE,
-                         "acl.rt.event_elapsed_time: both events must be recorded and complete")
+                         f"acl.rt.event_elapsed_time: the {' and '.join(missing)} event was never recorded")
     try:
+        if not (state.backend.query_event(a) and state.backend.query_event(b)):
+            return 0.0, fail(AclError.ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+                             "acl.rt.event_elapsed_time: both events must be recorded and complete")
         return state.backend.elapsed_ms(a, b), OK
-    except (TypeError, DeviceError):
+    except DeviceError as e:
+        if getattr(e, "sticky", False):
+            return 0.0, _device_error("acl.rt.event_elapsed_time", e)
+        return 0.0, fail(AclError.ACL_ERROR_RT_EVENT_NOT_COMPLETE, f"acl.rt.event_elapsed_time: {e}")
+    except TypeError:
         return 0.0, fail(AclError.ACL_ERROR_RT_EVENT_NOT_COMPLETE,
                          "acl.rt.event_elapsed_time: both events must have been recorded")
 
@@ -270,6 +321,8 @@ def _alloc(api, size, host):
         return (state.backend.malloc_host if host else state.backend.malloc)(size), OK
     except (MemoryError, ValueError, OverflowError) as e:
         return 0, fail(AclError.ACL_ERROR_RT_MEMORY_ALLOCATION, f"{api}: out of memory for {size} bytes ({e})")
+    except DeviceError as e:
+        return 0, _device_error(api, e)
 
 
 @guarded("acl.rt.malloc", AclError.ACL_ERROR_INTERNAL_ERROR, 0)
@@ -292,10 +345,16 @@ def _free(api, ptr, kind, backend_free):
     if st:
         return st
     p = as_int(ptr)
+    err = None
     with registry.launch_lock:        # a phase 2 validating this pointer sees it live or freed, never half
         alloc = registry.remove(p, kind) if p is not None else None
         if alloc is not None:
-            backend_free(p)           # stream-ordered: released after the work queued before this call
+            try:
+                backend_free(p)       # stream-ordered: released after the work queued before this call
+            except DeviceError as e:  # the pointer is dead all the same (a faulted device frees nothing)
+                err = e
+    if err is not None:
+        return _device_error(api, err)
     if alloc is None:
         return fail(AclError.ACL_ERROR_RT_MEMORY_FREE,
                     f"{api}: {ptr!r} is not an address returned by acl.rt.{'malloc' if kind == 'device' else 'malloc_host'}"
@@ -414,13 +473,13 @@ def _copy_checks(api, dst, dst_max, src, count, kind):
 
 
 def _sync_first():
-    """A synchronous copy waits for queued work; waiting before taking the launch lock keeps the
-    wait under the lock short (it only covers work queued meanwhile)."""
-    if state.backend.name == "host":
-        try:
-            state.backend.synchronize_all()
-        except DeviceError as e:
-            return e
+    """A synchronous copy waits for queued work (on every backend: the same rule on a GPU and on the
+    emulator); waiting before taking the launch lock keeps the wait under the lock short (it only
+    covers work queued meanwhile). The backend's synchronous copy is itself done when it returns."""
+    try:
+        state.backend.synchronize_all()
+    except DeviceError as e:
+        return e
     return None
 
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DeviceError
+from ..kernel_args import check_args, scalar_bytes
 
 _POISON = 0xFF  # fresh "device" memory reads as NaN / -1, never as plausible zeros
 
@@ -252,6 +253,11 @@ class HostBackend:
             self._streams.append(s)
         return s
 
+    def current_stream(self) -> HostStream:
+        """The stream a CuPy-style launch with ``stream=None`` uses: the emulator has no "current
+        stream" of its own, so it is the default stream."""
+        return self.default_stream()
+
     def default_stream(self) -> HostStream:
         if self._default is None:
             with self._lock:
@@ -313,6 +319,7 @@ class HostBackend:
     def freeze_args(self, kernel, args: Sequence[Any]) -> tuple:
         """Marshal a planned launch's constant arguments once (phase 1); pointer references stay."""
         from ..launch import Slot, Ws
+        check_args([a for a in args if type(a) not in (Slot, Ws)], kernel.name)
         frozen = []
         for i, a in enumerate(args):
             if type(a) in (Slot, Ws):
@@ -331,6 +338,7 @@ class HostBackend:
         _submit(stream, lambda: kernel.launch(grid, block, params, shared_mem))
 
     def launch(self, kernel, grid, block, args: Sequence[Any], shared_mem: int, stream: HostStream) -> None:
+        check_args(args, kernel.name)    # what CuPy refuses raises here, on both backends (nothing queued)
         try:
             params = marshal_args(kernel, args)
         except Exception as exc:
@@ -352,12 +360,13 @@ class ArgumentError(TypeError):
 
 
 def marshal_args(kernel, args: Sequence[Any]) -> list[bytes]:
-    """Turn launch arguments into the bytes a GPU would receive, following CuPy's conversion rules.
-
-    ``int`` → int64 (a pointer, or an integer parameter it fits in: the GPU reads its low bytes),
-    ``float`` → float64, ``bool`` → bool, ``None`` → a null pointer, NumPy scalars and size-1 arrays
-    by value, objects with ``__cuda_array_interface__`` → their data pointer. The emulator then
-    refuses any size mismatch (a Python float for a ``float`` parameter is garbage on a GPU).
+    """Turn launch arguments into the bytes a GPU would receive, following CuPy 14's conversion rules
+    (:mod:`aclnn_py.kernel_args`: ``int`` → int64, ``float`` → float64, ``complex`` → complex128,
+    ``bool`` → bool, ``None`` → a null pointer, NumPy scalars and size-1 arrays by value; anything else
+    is a TypeError, as in CuPy). An ``int`` for a narrower integer parameter is passed in that
+    parameter's size when it fits (a GPU reads the low bytes of CuPy's int64). The emulator then
+    refuses any other size mismatch (a Python float for a ``float`` parameter is garbage on a GPU).
+    ``bytes`` are arguments already marshalled by ``freeze_args``.
     """
     sizes, kinds = kernel.param_sizes, kernel.param_kinds
     name = kernel.name
@@ -372,39 +381,25 @@ def marshal_args(kernel, args: Sequence[Any]) -> list[bytes]:
                 raise ArgumentError(f"kernel {name!r} argument {i}: {len(a)} bytes given for a {size}-byte parameter")
             out.append(a)
             continue
-        if ta is int and size == 8:           # the common case: a pointer
-            out.append((a & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little"))
-            continue
-        if a is None:
-            b = bytes(8)
-        elif isinstance(a, bool):
-            b = bytes([a])
-        elif isinstance(a, int):
-            if kind == "i" and size < 8:
+        if ta is int:
+            if size == 8 or kind != "i":
+                b = scalar_bytes(a)
+            else:
                 lo, hi = -(1 << (8 * size - 1)), (1 << (8 * size)) - 1
                 if not lo <= a <= hi:
                     raise ArgumentError(f"kernel {name!r} argument {i}: {a} does not fit a {size}-byte parameter")
                 b = (a & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
-            else:
-                b = (a & ((1 << 64) - 1)).to_bytes(8, "little")
-        elif isinstance(a, float):
-            b = np.float64(a).tobytes()
-        elif isinstance(a, np.generic):
-            b = a.tobytes()
-        elif isinstance(a, np.ndarray):
-            if a.size != 1:
-                raise ArgumentError(f"kernel {name!r} argument {i}: only numpy.ndarrays of size one can be "
-                                    f"passed by value (use acl.rt.malloc memory or an object with __cuda_array_interface__)")
-            b = a.tobytes()
-        elif hasattr(a, "__cuda_array_interface__"):
-            b = int(a.__cuda_array_interface__["data"][0]).to_bytes(8, "little")
-        elif hasattr(a, "ptr") and isinstance(a.ptr, int):
-            b = a.ptr.to_bytes(8, "little")
         else:
-            raise ArgumentError(f"kernel {name!r} argument {i}: unsupported type {type(a).__name__}")
+            try:
+                b = scalar_bytes(a)
+            except TypeError as e:
+                raise ArgumentError(f"kernel {name!r} argument {i}: {e}") from None
+            if b is None:                      # a CuPy pointer object (never on the emulator's memory)
+                raise ArgumentError(f"kernel {name!r} argument {i}: a CuPy device object cannot be used by the "
+                                    f"host emulator")
         if len(b) != size:
             raise ArgumentError(f"kernel {name!r} argument {i}: {len(b)} bytes given for a {size}-byte parameter"
-                                + (" (a Python float is passed as float64; use numpy.float32)" if isinstance(a, float) else ""))
+                                + (" (a Python float is passed as float64; use numpy.float32)" if ta is float else ""))
         out.append(b)
     return out
 
