@@ -814,3 +814,203 @@ def test_dropout_statuses(handle):
     assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, _desc(shape, F16), Y.ptr, R.data, 256) == BAD
     assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, None, 256) == BAD
     assert Y.buf.raw() == snap
+
+
+# LRN and divisive normalization (rows 2013, 2005) ---------------------------------------------------------
+
+def _lrn_ref(x, n, alpha, beta, k):
+    C = x.shape[1]
+    lo = (n - 1) // 2
+    sq = x * x
+    s = np.zeros_like(x)
+    for c_ in range(C):
+        for j in range(c_ - lo, c_ - lo + n):
+            if 0 <= j < C:
+                s[:, c_] += sq[:, j]
+    return k + alpha / n * s
+
+
+def test_lrn_descriptor():
+    d, st = c.cudnnCreateLRNDescriptor()
+    assert st == OK and c.cudnnGetLRNDescriptor(d) == (5, 1e-4, 0.75, 2.0, OK)
+    assert c.cudnnSetLRNDescriptor(d, 3, 0.5, 0.6, 1.5) == OK and c.cudnnGetLRNDescriptor(d) == (3, 0.5, 0.6, 1.5, OK)
+    for bad_args in ((0, 1.0, 0.75, 2.0), (17, 1.0, 0.75, 2.0), (5, 1.0, 0.001, 2.0), (5, 1.0, 0.75, 1e-6),
+                     (5, None, 0.75, 2.0)):
+        assert c.cudnnSetLRNDescriptor(d, *bad_args) == BAD, bad_args
+    assert c.cudnnGetLRNDescriptor(d) == (3, 0.5, 0.6, 1.5, OK)
+    assert c.cudnnDestroyLRNDescriptor(d) == OK and c.cudnnSetLRNDescriptor(d, 3, 1.0, 1.0, 1.0) == BAD
+
+
+@pytest.mark.parametrize("n", [1, 4, 5])
+@pytest.mark.parametrize("dt", [F32, F16, F64], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+def test_lrn_cross_channel(handle, n, dt):
+    rng = np.random.default_rng(50 + n)
+    shape = (2, 7, 3, 4)
+    alpha, beta, k = 0.8, 0.75, 1.5
+    D, _ = c.cudnnCreateLRNDescriptor()
+    assert c.cudnnSetLRNDescriptor(D, n, alpha, beta, k) == OK
+    x = rng.standard_normal(shape)
+    order = (0, 2, 3, 1) if dt == F16 else None
+    X, Y = Tensor(x, dt, order), Tensor(np.full(shape, np.nan), dt, order)
+    assert c.cudnnLRNCrossChannelForward(handle, D, 0, 1.0, X.desc, X.ptr, 0.0, Y.desc, Y.ptr) == OK, \
+        acl.get_recent_err_msg()
+    xr = X.rounded(x)
+    s = _lrn_ref(xr, n, alpha, beta, k)
+    tol = TOL.get(dt, 1e-10) * 4
+    np.testing.assert_allclose(Y.read(), xr * s ** -beta, rtol=tol, atol=tol)
+    if n % 2 and dt == F64:
+        torch = pytest.importorskip("torch")
+        t = torch.nn.functional.local_response_norm(torch.tensor(xr), n, alpha, beta, k).numpy()
+        np.testing.assert_allclose(Y.read(), t, rtol=1e-10, atol=1e-12)
+    y = Y.read()
+    dy = rng.standard_normal(shape)
+    DY, DX = Tensor(dy, dt, order), Tensor(np.ones(shape), dt, order)
+    assert c.cudnnLRNCrossChannelBackward(handle, D, 0, 2.0, Y.desc, Y.ptr, DY.desc, DY.ptr, X.desc, X.ptr, 0.5,
+                                          DX.desc, DX.ptr) == OK, acl.get_recent_err_msg()
+    g = DY.rounded(dy)
+    C, lo = shape[1], (n - 1) // 2
+    t_ = g * y / s
+    acc = np.zeros_like(xr)
+    for i in range(C):
+        for c_ in range(C):
+            if c_ - lo <= i <= c_ - lo + n - 1:
+                acc[:, i] += t_[:, c_]
+    dxr = g * s ** -beta - 2 * alpha * beta / n * xr * acc
+    np.testing.assert_allclose(DX.read(), 2 * dxr + 0.5, rtol=tol * 8, atol=tol * 8)
+    if dt == F64:
+        torch = pytest.importorskip("torch")
+        xt = torch.tensor(xr, requires_grad=True)
+        flip = n % 2 == 0            # PyTorch's even window is the mirror of cuDNN's
+        src = xt.flip(1) if flip else xt
+        out = torch.nn.functional.local_response_norm(src, n, alpha, beta, k)
+        (out.flip(1) if flip else out).backward(torch.tensor(g))
+        np.testing.assert_allclose(DX.read(), 2 * xt.grad.numpy() + 0.5, rtol=1e-9, atol=1e-10)
+    # statuses
+    snap = DX.buf.raw()
+    assert c.cudnnLRNCrossChannelBackward(handle, D, 1, 1.0, Y.desc, Y.ptr, DY.desc, DY.ptr, X.desc, X.ptr, 0.0,
+                                          DX.desc, DX.ptr) == BAD
+    assert c.cudnnLRNCrossChannelBackward(handle, D, 0, 1.0, Y.desc, None, DY.desc, DY.ptr, X.desc, X.ptr, 0.0,
+                                          DX.desc, DX.ptr) == BAD
+    assert c.cudnnLRNCrossChannelBackward(handle, D, 0, 1.0, Y.desc, Y.ptr, DY.desc, DY.ptr, X.desc, X.ptr, 0.0,
+                                          _desc((2, 7, 4, 3), dt), DX.ptr) == UNSUP
+    assert DX.buf.raw() == snap
+
+
+def _divnorm_ref(x, m, n, alpha, beta, k):
+    u = x - m
+    S = x.ndim - 2
+    lo = (n - 1) // 2
+    sq = np.pad(u * u, [(0, 0), (0, 0)] + [(lo, n - 1 - lo)] * S)
+    s = np.zeros_like(u)
+    for off in np.ndindex(*([n] * S)):
+        s += sq[(slice(None), slice(None), *[slice(o, o + u.shape[2 + i]) for i, o in enumerate(off)])]
+    return u * (k + alpha / n ** S * s) ** -beta
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 5, 6), (1, 2, 3, 4, 5)])
+@pytest.mark.parametrize("with_means", [False, True])
+def test_divisive_normalization(handle, shape, with_means):
+    rng = np.random.default_rng(60 + len(shape))
+    n, alpha, beta, k = 3, 0.9, 0.6, 1.2
+    D, _ = c.cudnnCreateLRNDescriptor()
+    assert c.cudnnSetLRNDescriptor(D, n, alpha, beta, k) == OK
+    x, m = rng.standard_normal(shape), rng.standard_normal(shape) * 0.3
+    X, M, Y = Tensor(x, F64), Tensor(m, F64), Tensor(np.full(shape, np.nan), F64)
+    T1, T2 = Buf(X.buf.nbytes), Buf(X.buf.nbytes)
+    mp = M.ptr if with_means else None
+    assert c.cudnnDivisiveNormalizationForward(handle, D, 0, 1.0, X.desc, X.ptr, mp, T1.data, T2.data, 0.0, Y.desc,
+                                               Y.ptr) == OK, acl.get_recent_err_msg()
+    mm = m if with_means else 0 * m
+    np.testing.assert_allclose(Y.read(), _divnorm_ref(x, mm, n, alpha, beta, k), rtol=1e-10, atol=1e-12)
+    dy = rng.standard_normal(shape)
+    DY, DX, DM = Tensor(dy, F64), Tensor(np.zeros(shape), F64), Tensor(np.zeros(shape), F64)
+    assert c.cudnnDivisiveNormalizationBackward(handle, D, 0, 1.0, X.desc, X.ptr, mp, DY.ptr, T1.data, T2.data, 0.0,
+                                                DX.desc, DX.ptr, DM.ptr) == OK, acl.get_recent_err_msg()
+    # numerical gradient of sum(dy * f(x)) in float64
+    eps = 1e-6
+    num = np.zeros_like(x)
+    for idx in [tuple(rng.integers(0, d) for d in shape) for _ in range(6)]:
+        xp_, xm_ = x.copy(), x.copy()
+        xp_[idx] += eps
+        xm_[idx] -= eps
+        num[idx] = (np.sum(dy * _divnorm_ref(xp_, mm, n, alpha, beta, k))
+                    - np.sum(dy * _divnorm_ref(xm_, mm, n, alpha, beta, k))) / (2 * eps)
+        assert abs(DX.read()[idx] - num[idx]) < 1e-6 * (1 + abs(num[idx]))
+        assert abs(DM.read()[idx] + num[idx]) < 1e-6 * (1 + abs(num[idx]))
+    snap = DX.buf.raw()
+    assert c.cudnnDivisiveNormalizationBackward(handle, D, 0, 1.0, X.desc, X.ptr, mp, DY.ptr, None, T2.data, 0.0,
+                                                DX.desc, DX.ptr, DM.ptr) == BAD
+    assert c.cudnnDivisiveNormalizationBackward(handle, D, 1, 1.0, X.desc, X.ptr, mp, DY.ptr, T1.data, T2.data, 0.0,
+                                                DX.desc, DX.ptr, DM.ptr) == BAD
+    assert DX.buf.raw() == snap
+
+
+# spatial transformer (rows 2019, 2020) -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+def test_spatial_transformer_matches_pytorch(handle, dt):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(70)
+    N, C, Hin, Win, H, W = 2, 3, 5, 6, 4, 7
+    st, _ = c.cudnnCreateSpatialTransformerDescriptor()
+    assert c.cudnnSetSpatialTransformerNdDescriptor(st, 0, dt, 4, [N, C, H, W]) == OK
+    # generic values: no sampling point lands on a pixel boundary, where the gradient jumps (an f32 grid
+    # may sit on the other side of it than PyTorch's f64 one)
+    theta = np.array([[[0.913, 0.217, 0.1071], [-0.1523, 1.1037, -0.0519]],
+                      [[1.2071, -0.3113, 0.2093], [0.2531, 0.8089, 0.1137]]])
+    x = rng.standard_normal((N, C, Hin, Win))
+    TH = Tensor(theta, dt)
+    G = Buf(N * H * W * 2 * np.dtype(NP[dt]).itemsize)
+    X, Y = Tensor(x, dt), Tensor(np.full((N, C, H, W), np.nan), dt)
+    if dt == F64:
+        assert c.cudnnSpatialTfGridGeneratorForward(handle, st, TH.ptr, G.data) == UNSUP
+        grid = torch.nn.functional.affine_grid(torch.tensor(theta), (N, C, H, W), align_corners=True).numpy()
+        acl.rt.memcpy(G.data, grid.nbytes, acl.util.numpy_to_ptr(grid), grid.nbytes, 1)
+    else:
+        assert c.cudnnSpatialTfGridGeneratorForward(handle, st, TH.ptr, G.data) == OK, acl.get_recent_err_msg()
+    gh = np.frombuffer(G.raw()[GUARD:-GUARD], NP[dt]).reshape(N, H, W, 2).astype(np.float64)
+    tt = torch.tensor(TH.rounded(theta), requires_grad=True)
+    gt = torch.nn.functional.affine_grid(tt, (N, C, H, W), align_corners=True)
+    tol = 1e-5 if dt == F32 else 1e-12
+    np.testing.assert_allclose(gh, gt.detach().numpy(), rtol=tol, atol=tol)
+    assert c.cudnnSpatialTfSamplerForward(handle, st, 1.0, X.desc, X.ptr, G.data, 0.0, Y.desc, Y.ptr) == OK, \
+        acl.get_recent_err_msg()
+    xt = torch.tensor(X.rounded(x), requires_grad=True)
+    gg = torch.tensor(gh, requires_grad=True)
+    yt = torch.nn.functional.grid_sample(xt, gg, "bilinear", "zeros", align_corners=True)
+    np.testing.assert_allclose(Y.read(), yt.detach().numpy(), rtol=tol * 10, atol=tol * 10)
+    dy = rng.standard_normal((N, C, H, W))
+    DY = Tensor(dy, dt)
+    yt.backward(torch.tensor(DY.rounded(dy)))
+    dx0 = rng.standard_normal(x.shape)
+    DX = Tensor(dx0, dt)
+    DG = Buf(G.nbytes)
+    acl.rt.memset(DG.data, G.nbytes, 0, G.nbytes)
+    assert c.cudnnSpatialTfSamplerBackward(handle, st, 1.0, X.desc, X.ptr, 0.5, DX.desc, DX.ptr, 2.0, DY.desc, DY.ptr,
+                                           G.data, 0.0, DG.data) == OK, acl.get_recent_err_msg()
+    np.testing.assert_allclose(DX.read(), xt.grad.numpy() + 0.5 * DX.rounded(dx0), rtol=tol * 20, atol=tol * 20)
+    dg = np.frombuffer(DG.raw()[GUARD:-GUARD], NP[dt]).reshape(N, H, W, 2).astype(np.float64)
+    np.testing.assert_allclose(dg, 2 * gg.grad.numpy(), rtol=tol * 20, atol=tol * 20)
+    # generator backward: dtheta from dgrid
+    DT = Tensor(np.zeros((N, 2, 3)), dt)
+    assert c.cudnnSpatialTfGridGeneratorBackward(handle, st, DG.data, DT.ptr) == OK, acl.get_recent_err_msg()
+    gt.backward(torch.tensor(dg))
+    np.testing.assert_allclose(DT.read(), tt.grad.numpy(), rtol=tol * 50, atol=tol * 50)
+    for b in (G, DG, X.buf, Y.buf, DX.buf, DY.buf, DT.buf, TH.buf):
+        assert b.guards_intact()
+
+
+def test_spatial_transformer_statuses(handle):
+    st, _ = c.cudnnCreateSpatialTransformerDescriptor()
+    assert c.cudnnSetSpatialTransformerNdDescriptor(st, 1, F32, 4, [1, 1, 2, 2]) == BAD       # sampler type
+    assert c.cudnnSetSpatialTransformerNdDescriptor(st, 0, F32, 5, [1, 1, 2, 2, 2]) == UNSUP
+    assert c.cudnnSetSpatialTransformerNdDescriptor(st, 0, F32, 4, None) == BAD
+    assert c.cudnnSpatialTfGridGeneratorForward(handle, st, 1, 2) == BAD                      # never set
+    assert c.cudnnSetSpatialTransformerNdDescriptor(st, 0, F32, 4, [2, 3, 4, 5]) == OK
+    X, Y = Tensor(np.ones((2, 3, 6, 6)), F32), Tensor(np.zeros((2, 3, 4, 4)), F32)
+    G = Buf(2 * 4 * 5 * 2 * 4)
+    snap = Y.buf.raw()
+    assert c.cudnnSpatialTfSamplerForward(handle, st, 1.0, X.desc, X.ptr, G.data, 0.0, Y.desc, Y.ptr) == BAD  # dims
+    assert c.cudnnSpatialTfSamplerForward(handle, st, 1.0, X.desc, X.ptr, None, 0.0, Y.desc, Y.ptr) == BAD
+    assert c.cudnnSpatialTfGridGeneratorBackward(handle, st, None, G.data) == BAD
+    assert Y.buf.raw() == snap

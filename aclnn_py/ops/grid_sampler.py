@@ -152,7 +152,7 @@ AffineGrid = register(OpDef(
     name="AffineGrid",
     params=(T("theta", dtypes=GRID_DTYPES), A("size", aclIntArray, length=(4, 5)), A("align_corners", bool),
             T("out", out=True, dtypes=GRID_DTYPES, match="theta", shape=_grid_out_shape("out", "theta"))),
-    ranks=(3, 3), plan=_plan_affine_grid, group=GROUP, cudnn=("cudnnSpatialTfGridGeneratorBackward",),
+    ranks=(3, 3), plan=_plan_affine_grid, group=GROUP,
     doc=f"theta (N, 2, 3) with size (N, C, H, W) → out (N, H, W, 2); theta (N, 3, 4) with size (N, C, D, H, W) → "
         f"out (N, D, H, W, 3); out = theta·base, {_BASE_DOC}. FLOAT/FLOAT16/BF16, out has theta's dtype; N, (D,) H, "
         f"W in (0, 100000], size[0] = N. cuDNN's grid generator is align_corners = True."), globals())
@@ -303,7 +303,7 @@ GridSampler2D = register(OpDef(
             *_SAMPLER_ATTRS,
             T("out", out=True, dtypes=SAMPLER_DTYPES, match="input", shape=_nchw_like_out)),
     ranks=(4, 4), formats=_FMT, check=_check_sampler, plan=_plan_sampler_fwd, plan_empty=_plan_sampler_fwd,
-    group=GROUP, cudnn=("cudnnSpatialTfSamplerBackward",),
+    group=GROUP,
     doc=f"out[n, c, h, w] = input sampled at grid[n, h, w] = (x, y) ∈ [−1, 1]² ({_MODES}). input (N, C, Hin, Win), "
         f"grid (N, Hout, Wout, 2), out (N, C, Hout, Wout); FLOAT/FLOAT16/BF16/DOUBLE, one dtype; ND/NCHW; Hin, Win "
         f"≠ 0. Empty N, C, Hout or Wout: nothing launched. cuDNN's sampler is bilinear, zeros, align_corners = True."),

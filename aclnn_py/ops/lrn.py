@@ -128,7 +128,7 @@ _LRN_DOC = ("aclnn-py extension (CANN has no LRN). cuDNN's cross-channel LRN (cu
 LrnCrossChannel = register(OpDef(
     name="pyLrnCrossChannel",
     params=(T("self", dtypes=DTYPES), *_lrn_attrs(), T("out", out=True, dtypes=DTYPES, match="self")),
-    ranks=(3, 8), axis=_channel_axis, plan=_plan_lrn_fwd, group=GROUP, cudnn=("cudnnLRNCrossChannelBackward",),
+    ranks=(3, 8), axis=_channel_axis, plan=_plan_lrn_fwd, group=GROUP,
     doc="out = self / (lrn_k + lrn_alpha/lrn_n · Σ_{window} self²)^lrn_beta. " + _LRN_DOC), globals())
 
 LrnCrossChannelBackward = register(OpDef(
@@ -195,7 +195,6 @@ DivisiveNormalization = register(OpDef(
     params=(T("self", dtypes=DTYPES), T("means", optional=True, dtypes=DTYPES, match="self"), *_lrn_attrs(),
             T("out", out=True, dtypes=DTYPES, match="self")),
     ranks=(4, 5), axis=_channel_axis, plan=_plan_divnorm_fwd, group=GROUP,
-    cudnn=("cudnnDivisiveNormalizationBackward",),
     doc="out = u·s^−lrn_beta. " + _DIV_DOC), globals())
 
 
