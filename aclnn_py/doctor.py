@@ -82,7 +82,7 @@ def _tiny(info):
     if info.bench is not None:
         return info.bench(rng, (2, 4, 3, 5), A.ACL_FLOAT, False)
     return next(s for s in info.samples(rng) if s.tensors[info.data].layout == "contiguous"
-                and s.tensors[info.data].dtype == A.ACL_FLOAT and np.size(s.tensors[info.data].values))
+                and info.data_dtype(s) == A.ACL_FLOAT and np.size(s.tensors[info.data].values))
 
 
 def _run_backend(device: str, timeout: float = 900) -> dict:

@@ -173,3 +173,12 @@ def test_without_debug_mode_a_one_element_overrun_is_silent(mod, stream):
 
 def test_bounds_mode_gives_the_same_results(mod, stream, bounds):
     still_usable(mod, stream)
+
+
+def test_bounds_check_asks_the_process_backend_not_the_newest_one(mod, stream, bounds):
+    """A throw-away HostBackend (a tool, a test) must not take over the bounds check's allocation lookup."""
+    from aclnn_py.backends.host import HostBackend
+    HostBackend()
+    p = upload(np.zeros(64, np.float32))
+    mod.get_function("store_before_start")((1,), (64,), (p, np.int32(64)), stream=stream)
+    expect_fault(stream, r"store_before_start", r"before the start")

@@ -117,6 +117,13 @@ class HostEvent:
             fire()
 
 
+def _process_allocation_of(addr: int):
+    """The allocation holding ``addr`` in the *process* backend — not in whichever HostBackend was
+    created last (a test or a tool may make a throw-away one)."""
+    from . import _backend
+    return _backend.allocation_of(addr) if isinstance(_backend, HostBackend) else None
+
+
 class HostBackend:
     name = "host"
 
@@ -129,7 +136,7 @@ class HostBackend:
         self._default: HostStream | None = None
         self._lock = threading.Lock()
         from ..emulator import set_allocation_resolver
-        set_allocation_resolver(self.allocation_of)     # the emulator's bounds-check mode asks us
+        set_allocation_resolver(_process_allocation_of)  # the emulator's bounds-check mode asks the backend
 
     # devices -------------------------------------------------------------------------------
     def device_count(self) -> int:
