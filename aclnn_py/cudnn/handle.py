@@ -82,7 +82,7 @@ def cudnnGetErrorString(status):
     """cuDNN's string for a status: its enumerator name; ``CUDNN_UNKNOWN_STATUS`` otherwise."""
     try:
         return cudnnStatus_t(int(status)).name
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return "CUDNN_UNKNOWN_STATUS"
 
 
