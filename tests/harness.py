@@ -215,7 +215,7 @@ def to_f64(a: np.ndarray) -> np.ndarray:
 
 
 TOL = {A.ACL_FLOAT: (1e-5, 1e-6), A.ACL_FLOAT16: (1e-3, 1e-3), A.ACL_BF16: (1e-2, 1e-2), A.ACL_DOUBLE: (1e-12, 1e-12),
-       A.ACL_INT32: (0, 0), A.ACL_INT8: (0, 0)}
+       A.ACL_INT32: (0, 0), A.ACL_INT8: (0, 0), A.ACL_INT64: (0, 0), A.ACL_UINT8: (0, 0)}
 
 
 def rounded_tolerance(dtype, scale: float = 1.0):

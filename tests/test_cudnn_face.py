@@ -1014,3 +1014,94 @@ def test_spatial_transformer_statuses(handle):
     assert c.cudnnSpatialTfSamplerForward(handle, st, 1.0, X.desc, X.ptr, None, 0.0, Y.desc, Y.ptr) == BAD
     assert c.cudnnSpatialTfGridGeneratorBackward(handle, st, None, G.data) == BAD
     assert Y.buf.raw() == snap
+
+
+# pooling (row 2017) ---------------------------------------------------------------------------------------
+
+POOL_MODES = [c.CUDNN_POOLING_MAX, c.CUDNN_POOLING_MAX_DETERMINISTIC, c.CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+              c.CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING]
+
+
+def test_pooling_descriptor():
+    d, st = c.cudnnCreatePoolingDescriptor()
+    assert st == OK
+    assert c.cudnnSetPooling2dDescriptor(d, c.CUDNN_POOLING_MAX, 0, 3, 2, 1, 0, 2, 1) == OK
+    assert c.cudnnGetPooling2dDescriptor(d) == (0, 0, 3, 2, 1, 0, 2, 1, OK)
+    x = _desc((2, 3, 7, 8))
+    assert c.cudnnGetPooling2dForwardOutputDim(d, x) == (2, 3, 4, 7, OK)
+    assert c.cudnnGetPoolingNdForwardOutputDim(d, x, 4) == ([2, 3, 4, 7], OK)
+    assert c.cudnnSetPoolingNdDescriptor(d, 2, 1, 3, [2, 2, 3], [0, 1, 1], [2, 2, 2]) == OK
+    assert c.cudnnGetPoolingNdDescriptor(d, 3) == (2, 1, 3, [2, 2, 3], [0, 1, 1], [2, 2, 2], OK)
+    assert c.cudnnGetPooling2dDescriptor(d)[-1] == BAD
+    assert c.cudnnGetPoolingNdForwardOutputDim(d, _desc((1, 2, 4, 6, 5)), 5) == ([1, 2, 2, 4, 3], OK)
+    for bad_args in ((7, 0, 2, 2, 0, 0, 1, 1), (0, 2, 2, 2, 0, 0, 1, 1), (0, 0, 0, 2, 0, 0, 1, 1),
+                     (0, 0, 2, 2, -1, 0, 1, 1), (0, 0, 2, 2, 0, 0, 0, 1)):
+        assert c.cudnnSetPooling2dDescriptor(d, *bad_args) == BAD, bad_args
+    assert c.cudnnSetPoolingNdDescriptor(d, 0, 0, 4, [2] * 4, [0] * 4, [1] * 4) == BAD
+    assert c.cudnnGetPoolingNdDescriptor(d, 3)[3] == [2, 2, 3]            # unchanged by the refused calls
+    assert c.cudnnDestroyPoolingDescriptor(d) == OK and c.cudnnGetPoolingNdDescriptor(d, 2)[-1] == BAD
+
+
+@pytest.mark.parametrize("mode", POOL_MODES, ids=lambda m: c.cudnnPoolingMode_t(m).name[14:])
+@pytest.mark.parametrize("S", [2, 3])
+@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+def test_pooling_forward_backward_matches_pytorch(handle, mode, S, dt):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(80 + mode + 10 * S)
+    shape = (2, 3, 7, 8) if S == 2 else (2, 2, 5, 6, 7)
+    win, pad, stride = ((3, 2), (1, 1), (2, 1)) if S == 2 else ((3, 2, 2), (1, 0, 1), (2, 2, 1))
+    D, _ = c.cudnnCreatePoolingDescriptor()
+    assert c.cudnnSetPoolingNdDescriptor(D, mode, c.CUDNN_PROPAGATE_NAN, S, win, pad, stride) == OK
+    order = [0, *range(2, S + 2), 1] if dt == F16 else None          # channels-last for the HALF cases
+    x = rng.standard_normal(shape)
+    X = Tensor(x, dt, order)
+    odims, st = c.cudnnGetPoolingNdForwardOutputDim(D, X.desc, S + 2)
+    assert st == OK
+    Y = Tensor(np.full(odims, np.nan), dt, order)
+    assert c.cudnnPoolingForward(handle, D, 1.0, X.desc, X.ptr, 0.0, Y.desc, Y.ptr) == OK, acl.get_recent_err_msg()
+    xt = torch.tensor(X.rounded(x), requires_grad=True)
+    F = torch.nn.functional
+    if mode in (c.CUDNN_POOLING_MAX, c.CUDNN_POOLING_MAX_DETERMINISTIC):
+        yt = (F.max_pool2d if S == 2 else F.max_pool3d)(xt, win, stride, pad)
+    else:
+        cip = mode == c.CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+        yt = (F.avg_pool2d if S == 2 else F.avg_pool3d)(xt, win, stride, pad, count_include_pad=cip)
+    tol = TOL[dt] * 4
+    np.testing.assert_allclose(Y.read(), yt.detach().numpy(), rtol=tol, atol=tol)
+    dy = rng.standard_normal(odims)
+    DY = Tensor(dy, dt, order)
+    dx0 = rng.standard_normal(shape)
+    DX = Tensor(dx0, dt, order)
+    assert c.cudnnPoolingBackward(handle, D, 2.0, Y.desc, Y.ptr, DY.desc, DY.ptr, X.desc, X.ptr, 0.5, DX.desc,
+                                  DX.ptr) == OK, acl.get_recent_err_msg()
+    yt.backward(torch.tensor(DY.rounded(dy)))
+    np.testing.assert_allclose(DX.read(), 2 * xt.grad.numpy() + 0.5 * DX.rounded(dx0), rtol=tol * 4, atol=tol * 4)
+    runs = []
+    for _ in range(2):                  # beta 0: the same bits twice (a fixed-order gather, no atomics)
+        assert c.cudnnPoolingBackward(handle, D, 2.0, Y.desc, Y.ptr, DY.desc, DY.ptr, X.desc, X.ptr, 0.0, DX.desc,
+                                      DX.ptr) == OK
+        runs.append(DX.buf.raw())
+    assert runs[0] == runs[1]
+    np.testing.assert_allclose(DX.read(), 2 * xt.grad.numpy(), rtol=tol * 4, atol=tol * 4)
+    for t in (X, Y, DY, DX):
+        assert t.buf.guards_intact()
+
+
+def test_pooling_statuses(handle):
+    D, _ = c.cudnnCreatePoolingDescriptor()
+    c.cudnnSetPooling2dDescriptor(D, 0, 0, 2, 2, 0, 0, 2, 2)
+    X, DX = Tensor(np.ones((1, 2, 4, 4)), F32), Tensor(np.zeros((1, 2, 4, 4)), F32)
+    Y, DY = Tensor(np.ones((1, 2, 2, 2)), F32), Tensor(np.ones((1, 2, 2, 2)), F32)
+    Yn = Tensor(np.ones((1, 2, 2, 2)), F32, (0, 2, 3, 1))
+    snap = DX.buf.raw()
+    bwd = lambda **o: c.cudnnPoolingBackward(**{**dict(     # noqa: E731
+        handle=handle, poolingDesc=D, alpha=1.0, yDesc=Y.desc, y=Y.ptr, dyDesc=DY.desc, dy=DY.ptr, xDesc=X.desc,
+        x=X.ptr, beta=0.0, dxDesc=DX.desc, dx=DX.ptr), **o})
+    assert bwd(dyDesc=Yn.desc, dy=Yn.ptr) == BAD                        # y and dy strides differ
+    assert bwd(dxDesc=_desc((1, 2, 4, 5))) == BAD                        # x and dx dims differ
+    assert bwd(yDesc=_desc((1, 2, 3, 3)), dyDesc=_desc((1, 2, 3, 3))) == BAD   # not the output dims
+    assert bwd(dxDesc=_desc((1, 2, 4, 4), F16)) == BAD                   # data types differ
+    assert bwd(poolingDesc=None) == BAD and bwd(dx=None) == BAD and bwd(alpha=None) == BAD
+    c.cudnnSetPooling2dDescriptor(D, 0, 0, 2, 2, 2, 0, 2, 2)
+    assert bwd(yDesc=_desc((1, 2, 4, 2)), dyDesc=_desc((1, 2, 4, 2))) == UNSUP   # padding over half the window
+    assert DX.buf.raw() == snap
