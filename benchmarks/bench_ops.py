@@ -222,11 +222,50 @@ def device_kernels(shapes=SHAPES, dtypes=(A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16
     return rows
 
 
+def host_kernels(match: str = "", shape=(8, 32, 56, 56), reps: int = 5) -> list[tuple]:
+    """(op, layout, ours ms, PyTorch CPU ms, ratio) on the host backend, f32, for the ops whose name
+    contains ``match`` and whose database entry can build a call of any size and name PyTorch's op."""
+    import time
+    stream, _ = acl.rt.create_stream()
+    rows = []
+    for reg, info in bench_cases():
+        if info.bench is None or info.torch_gpu is None or match not in reg.opdef.name:
+            continue
+        for cl in (False, True):
+            sample = info.bench(np.random.default_rng(1), shape, A.ACL_FLOAT, cl)
+            call = Call(reg, sample)
+            try:
+                us = time_call(call, stream, reps)
+            finally:
+                call.close()
+            try:
+                fn = info.torch_gpu(sample, "cpu")
+                fn()
+            except (ImportError, NotImplementedError, RuntimeError):
+                continue
+            t = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            t_us = (time.perf_counter() - t) / reps * 1e6
+            rows.append((reg.opdef.name, "NHWC" if cl else "NCHW", us / 1e3, t_us / 1e3, us / t_us))
+    acl.rt.destroy_stream(stream)
+    return rows
+
+
 def main(argv=None) -> int:
     """``--quick`` (the GPU smoke test): one large shape, f32 and bf16, ACLNN_PY_BENCH_REPS repetitions."""
     import os
     argv = sys.argv[1:] if argv is None else argv
     quick = "--quick" in argv
+    if "--host-kernels" in argv:          # the emulator against PyTorch CPU: --host-kernels [name filter]
+        i = argv.index("--host-kernels")
+        match = argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("-") else ""
+        if acl.init() == 0:
+            acl.rt.set_device(0)
+        print(f"{'host kernels, 8x32x56x56 f32':<40} {'layout':<6} {'ours ms':>9} {'torch CPU ms':>13} {'ratio':>7}")
+        for name, lay, ms, tms, r in host_kernels(match):
+            print(f"{name:<40} {lay:<6} {ms:9.2f} {tms:13.2f} {r:7.2f}", flush=True)
+        return 0
     reps = int(os.environ.get("ACLNN_PY_BENCH_REPS", "20"))
     own = acl.init() == 0
     if own:

@@ -793,6 +793,16 @@ def test_dropout_forward_backward(handle, p, dt):
     assert c.cudnnSetDropoutDescriptor(D, handle, p, S.data, ssize, 1234) == OK
     assert c.cudnnDropoutForward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK
     assert R.raw() == first
+    # restore: a second descriptor on the same states continues the sequence (no reset)
+    assert c.cudnnDropoutForward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK
+    second = R.raw()
+    assert c.cudnnSetDropoutDescriptor(D, handle, p, S.data, ssize, 1234) == OK
+    assert c.cudnnDropoutForward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK
+    D2, _ = c.cudnnCreateDropoutDescriptor()
+    assert c.cudnnRestoreDropoutDescriptor(D2, handle, p, S.data, ssize, 1234) == OK
+    assert c.cudnnGetDropoutDescriptor(D2, handle) == (p, S.data, 1234, OK)
+    assert c.cudnnDropoutForward(handle, D2, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK
+    assert R.raw() == second                       # the draw after the first one, as with D
     for b in (S, R, X.buf, Y.buf, DY.buf, DX.buf):
         assert b.guards_intact()
 

@@ -547,3 +547,70 @@ OPS += [
     OpInfo("AdaptiveAvgPool2dBackward", adaptive_samples(True), adaptive_ref(True), adaptive_errors(True), ("out",),
            torch_reference=torch_adaptive(True), zero_workspace=_in_place_layouts, data="self"),
 ]
+
+
+# benchmarks (benchmarks/bench_ops.py): calls of any NCHW shape, NCHW or channels-last --------------
+
+_TDT = {F32: "float32", F16: "float16", BF16: "bfloat16"}
+
+
+def _bench_shape(S, shape):
+    return tuple(shape) if S == 2 else (shape[0], shape[1], 4, max(shape[2] // 2, 2), max(shape[3] // 2, 2))
+
+
+def bench_max(S, bwd):
+    def bench(rng, shape, dt, cl):
+        return make_max(S, bwd)(rng, _bench_shape(S, shape), (3,), (2,), (1,), dt=dt,
+                                layout="channels_last" if cl else "contiguous", note="bench")
+    return bench
+
+
+def bench_avg(S, bwd):
+    def bench(rng, shape, dt, cl):
+        return make_avg(S, bwd)(rng, _bench_shape(S, shape), (3,), (2,), (1,), dt=dt,
+                                layout="channels_last" if cl else "contiguous", note="bench")
+    return bench
+
+
+def _torch_tensors(s, device):
+    import torch
+    return {n: torch.from_numpy(t.rounded()).to(device=device, dtype=getattr(torch, _TDT.get(t.dtype, "int64")))
+            for n, t in s.tensors.items() if t is not None}
+
+
+def torch_gpu_max(S, bwd):
+    def make(s, device):
+        import torch
+        t = _torch_tensors(s, device)
+        k, st, p, d = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, "stride"), _attr_list(s, "padding"),
+                              _attr_list(s, "dilation"))
+        if not bwd:
+            fn = torch.nn.functional.max_pool2d_with_indices if S == 2 else torch.nn.functional.max_pool3d_with_indices
+            return lambda: fn(t["self"], k, st, p, d)
+        op = torch.ops.aten.max_pool2d_with_indices_backward if S == 2 else torch.ops.aten.max_pool3d_with_indices_backward
+        return lambda: op(t["grad_output"], t["self"], k, st, p, d, False, t["indices"])
+    return make
+
+
+def torch_gpu_avg(S, bwd):
+    def make(s, device):
+        import torch
+        t = _torch_tensors(s, device)
+        two = S == 2
+        st_n, pd_n = ("strides", "paddings") if two and not bwd else ("stride", "padding")
+        k, st, p, _ = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, st_n), _attr_list(s, pd_n), [1])
+        if not bwd:
+            fn = torch.nn.functional.avg_pool2d if two else torch.nn.functional.avg_pool3d
+            return lambda: fn(t["self"], k, st, p)
+        op = torch.ops.aten.avg_pool2d_backward if two else torch.ops.aten.avg_pool3d_backward
+        return lambda: op(t["grad_output"], t["self"], k, st, p, False, True, None)
+    return make
+
+
+for _info in OPS:
+    _S = 3 if "3d" in _info.name else 2
+    _bwd = _info.name.endswith("Backward")
+    if _info.name.startswith("MaxPool"):
+        _info.bench, _info.torch_gpu = bench_max(_S, _bwd), torch_gpu_max(_S, _bwd)
+    elif _info.name.startswith("AvgPool"):
+        _info.bench, _info.torch_gpu = bench_avg(_S, _bwd), torch_gpu_avg(_S, _bwd)
