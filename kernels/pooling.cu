@@ -1,186 +1,263 @@
-// pooling.cu — the pooling family: max (with indices), average and adaptive average pooling over 1 to 3
-// spatial dims (2-D pooling is D = 1), forward and backward, for every tensor dense in NCDHW (CL = false)
-// or NDHWC (CL = true, channels-last) memory order; the op module makes the views dense in the order of
-// the input and passes the geometry.
+// pooling.cu — the pooling family: max pooling with indices, average pooling and adaptive average
+// pooling, 2-D and 3-D, forward and backward (aclnnMaxPool2dWithIndices, aclnnMaxPool3dWithArgmax,
+// aclnnAvgPool2d/3d, aclnnAdaptiveAvgPool2d and their backward ops).
 //
-//   pool_fwd<T, CL, MODE, I>   one thread per output element: its window, max (first maximum, NaN wins,
-//                              as PyTorch; index = flat d·H·W + h·W + w in its (n, c) plane) or mean
-//   pool_bwd<T, CL, MODE, I>   one thread per INPUT element: gathers, in a fixed order (od, oh, ow
-//                              ascending), the gradients of the outputs whose window contains it
-//                              (max: whose index names it) — no atomics, bitwise reproducible
+// One geometry for every op: a tensor is seen as [N, C, D, H, W] (2-D pooling: D = 1, kd = 1) at
+// arbitrary element strides per axis (PoolGeom::xs for the input-sized tensor, ys for the
+// output-sized one, is for indices). The ops module passes the strides of each tensor's own memory
+// order, so contiguous (NCHW), channels-last (NHWC, or an NCHW view with channels-last strides)
+// and any other dense layout are computed in place. Threads walk the tensor they write in its
+// memory order (`cl`: channels innermost, else W innermost), so neighbouring threads write
+// neighbouring addresses.
 //
-// MODE 0 max, 1 average (count_include_pad, divisor_override, ceil mode as PyTorch: a window that
-// starts in the right padding was dropped by the op's output size), 2 adaptive average
-// (window [floor(o·I/O), ceil((o+1)·I/O))). Loads and stores in T, arithmetic in f32.
+//   forward:  one thread per output element: the window in (d, h, w) order, f32 arithmetic.
+//   backward: one thread per INPUT element, gathering over the output windows that can contain it
+//             in a fixed order (od, oh, ow ascending — the order PyTorch's scatter adds them in):
+//             no atomics, every result bitwise reproducible run to run. Max backward adds
+//             grad_output[o] where indices[o] is this element's flat index; an index that points
+//             outside its own window (or outside the plane) is never followed, so garbage indices
+//             cannot write out of bounds — they contribute nothing.
+//
+// Semantics follow PyTorch's CPU kernels: max keeps the first maximum in window order and lets a
+// NaN win (the last NaN); indices are flat over the input plane (d·H·W + h·W + w); average windows
+// are clipped at H + pad before the count_include_pad divisor is taken and at H after; a window
+// with no element gives 0; divisor_override (non-zero) replaces the divisor.
 #include "aclnn_common.cuh"
 
 using namespace aclnn;
 
 struct PoolGeom {
-  long long N, C;
-  int D, H, W, OD, OH, OW;
-  int kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw;
-  int divisor;                 // divisor_override (0: not set)
-  int count_include_pad;
+  long long N, C;                    // batch and channel extents (unbatched input: N = 1)
+  long long ID, IH, IW;              // input spatial extents
+  long long OD, OH, OW;              // output spatial extents
+  long long kd, kh, kw;              // window
+  long long sd, sh, sw;              // stride
+  long long pd, ph, pw;              // padding
+  long long dd, dh, dw;              // dilation (max pooling)
+  long long xs[5];                   // input-sized tensor strides: n, c, d, h, w
+  long long ys[5];                   // output-sized tensor strides
+  long long is[5];                   // indices strides
+  long long cl;                      // 1: the walked tensor has channels innermost
+  long long count_include_pad;       // average pooling
+  long long divisor;                 // average pooling: 0 = none, else divisor_override
 };
 
 namespace {
 
-__device__ __forceinline__ long long in_off(const PoolGeom& g, bool cl, long long n, long long c, int d, int h, int w) {
-  return cl ? (((n * g.D + d) * g.H + h) * (long long)g.W + w) * g.C + c
-            : (((n * g.C + c) * g.D + d) * (long long)g.H + h) * g.W + w;
-}
+// Unravel linear element e of an [N, C, D, H, W] walk: channels innermost (cl) or W innermost.
+struct Pos {
+  long long n, c, d, h, w;
+};
 
-__device__ __forceinline__ long long out_off(const PoolGeom& g, bool cl, long long n, long long c, int d, int h, int w) {
-  return cl ? (((n * g.OD + d) * g.OH + h) * (long long)g.OW + w) * g.C + c
-            : (((n * g.C + c) * g.OD + d) * (long long)g.OH + h) * g.OW + w;
-}
-
-// (n, c, d, h, w) of element i of a dense (N, C, D, H, W) tensor in NCDHW or NDHWC order
-__device__ __forceinline__ void unravel(long long i, long long C, int D, int H, int W, bool cl, long long& n,
-                                        long long& c, int& d, int& h, int& w) {
+__device__ __forceinline__ Pos unravel(long long e, long long N, long long C, long long D, long long H, long long W,
+                                       bool cl) {
+  Pos p;
   if (cl) {
-    c = i % C; i /= C;
-    w = (int)(i % W); i /= W;
-    h = (int)(i % H); i /= H;
-    d = (int)(i % D); n = i / D;
+    p.c = e % C; e /= C;
+    p.w = e % W; e /= W;
+    p.h = e % H; e /= H;
+    p.d = e % D; e /= D;
   } else {
-    w = (int)(i % W); i /= W;
-    h = (int)(i % H); i /= H;
-    d = (int)(i % D); i /= D;
-    c = i % C; n = i / C;
+    p.w = e % W; e /= W;
+    p.h = e % H; e /= H;
+    p.d = e % D; e /= D;
+    p.c = e % C; e /= C;
   }
+  p.n = e;
+  (void)N;
+  return p;
 }
 
-// the average window of output o along one dim: [start, end) clipped to the input, and its padded size
-__device__ __forceinline__ void avg_window(int o, int s, int p, int k, int in, int& lo, int& hi, int& padded) {
-  int start = o * s - p;
-  int end = min(start + k, in + p);
-  padded = end - start;
-  lo = max(start, 0);
-  hi = min(end, in);
+__device__ __forceinline__ long long at(const long long* s, const Pos& p) {
+  return p.n * s[0] + p.c * s[1] + p.d * s[2] + p.h * s[3] + p.w * s[4];
 }
 
-__device__ __forceinline__ void adaptive_window(int o, int in, int out, int& lo, int& hi) {
-  lo = (int)(((long long)o * in) / out);
-  hi = (int)((((long long)o + 1) * in + out - 1) / out);
+__device__ __forceinline__ long long at_out(const long long* s, long long n, long long c, long long d, long long h,
+                                            long long w) {
+  return n * s[0] + c * s[1] + d * s[2] + h * s[3] + w * s[4];
 }
 
-// output indices o whose window [o·s − p + k'·dil] can contain input position i: [first, last]
-__device__ __forceinline__ void candidates(int i, int s, int p, int k, int dil, int out, int& first, int& last) {
-  const int lo = i + p - (k - 1) * dil;          // o·s >= lo
-  first = lo <= 0 ? 0 : (lo + s - 1) / s;
-  last = min(out - 1, (i + p) / s);
+__device__ __forceinline__ long long min_ll(long long a, long long b) { return a < b ? a : b; }
+__device__ __forceinline__ long long max_ll(long long a, long long b) { return a > b ? a : b; }
+
+// The first window position start + j*dil (j >= 0) that is >= 0.
+__device__ __forceinline__ long long first_inside(long long start, long long dil) {
+  return start >= 0 ? start : start + ((-start - 1) / dil + 1) * dil;
+}
+
+// Outputs o in [0, O) whose window [o*s - p, o*s - p + span) contains input position i:
+// lo = ceil((i + p - span + 1) / s), hi = floor((i + p) / s), clipped.
+__device__ __forceinline__ void window_range(long long i, long long s, long long p, long long span, long long O,
+                                             long long& lo, long long& hi) {
+  const long long a = i + p - span + 1;
+  lo = a <= 0 ? 0 : (a - 1) / s + 1;      // ceil(a / s) without overflow for any stride
+  hi = min_ll((i + p) / s, O - 1);
+}
+
+// The divisor of average window (od, oh, ow), PyTorch's rule.
+__device__ __forceinline__ float avg_divisor(const PoolGeom& g, long long d0, long long h0, long long w0) {
+  if (g.divisor != 0) return static_cast<float>(g.divisor);
+  long long d1 = min_ll(d0 + g.kd, g.ID + g.pd), h1 = min_ll(h0 + g.kh, g.IH + g.ph), w1 = min_ll(w0 + g.kw, g.IW + g.pw);
+  // products in float: exact for any real window, and no int64 overflow for absurd attributes
+  if (g.count_include_pad)
+    return static_cast<float>(d1 - d0) * static_cast<float>(h1 - h0) * static_cast<float>(w1 - w0);
+  d0 = max_ll(d0, 0); h0 = max_ll(h0, 0); w0 = max_ll(w0, 0);
+  d1 = min_ll(d1, g.ID); h1 = min_ll(h1, g.IH); w1 = min_ll(w1, g.IW);
+  return static_cast<float>(d1 - d0) * static_cast<float>(h1 - h0) * static_cast<float>(w1 - w0);
+}
+
+__device__ __forceinline__ long long adaptive_start(long long o, long long I, long long O) { return (o * I) / O; }
+__device__ __forceinline__ long long adaptive_end(long long o, long long I, long long O) {
+  return ((o + 1) * I + O - 1) / O;
 }
 
 }  // namespace
 
-template <typename T, bool CL, int MODE, typename I>
-__global__ void pool_fwd(const T* __restrict__ x, T* __restrict__ y, I* __restrict__ idx, PoolGeom g) {
-  const long long total = g.N * g.C * g.OD * (long long)g.OH * g.OW;
-  ACLNN_GRID_STRIDE_LOOP(i, total) {
-    long long n, c;
-    int od, oh, ow;
-    unravel(i, g.C, g.OD, g.OH, g.OW, CL, n, c, od, oh, ow);
-    if (MODE == 0) {
-      float best = 0.f;
-      long long bidx = -1;
-      for (int a = 0; a < g.kd; ++a) {
-        const int id = od * g.sd - g.pd + a * g.dd;
-        if (id < 0 || id >= g.D) continue;
-        for (int b = 0; b < g.kh; ++b) {
-          const int ih = oh * g.sh - g.ph + b * g.dh;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int e = 0; e < g.kw; ++e) {
-            const int iw = ow * g.sw - g.pw + e * g.dw;
-            if (iw < 0 || iw >= g.W) continue;
-            const float v = load_f32(x + in_off(g, CL, n, c, id, ih, iw));
-            if (bidx < 0 || v > best || isnan(v)) {
-              best = v;
-              bidx = ((long long)id * g.H + ih) * g.W + iw;
-            }
+// ---------------------------------------------------------------------------------------------
+// max pooling
+// ---------------------------------------------------------------------------------------------
+
+template <typename T, typename I>
+__global__ void max_pool_fwd(const T* __restrict__ x, T* __restrict__ y, I* __restrict__ idx, PoolGeom g) {
+  const long long total = g.N * g.C * g.OD * g.OH * g.OW;
+  ACLNN_GRID_STRIDE_LOOP(e, total) {
+    const Pos o = unravel(e, g.N, g.C, g.OD, g.OH, g.OW, g.cl != 0);
+    long long d0 = o.d * g.sd - g.pd, h0 = o.h * g.sh - g.ph, w0 = o.w * g.sw - g.pw;
+    const long long d1 = min_ll(d0 + (g.kd - 1) * g.dd + 1, g.ID);
+    const long long h1 = min_ll(h0 + (g.kh - 1) * g.dh + 1, g.IH);
+    const long long w1 = min_ll(w0 + (g.kw - 1) * g.dw + 1, g.IW);
+    d0 = first_inside(d0, g.dd);   // PyTorch's `while (x0 < 0) x0 += dilation`, in closed form
+    h0 = first_inside(h0, g.dh);
+    w0 = first_inside(w0, g.dw);
+    const T* xp = x + o.n * g.xs[0] + o.c * g.xs[1];
+    long long best = (d0 * g.IH + h0) * g.IW + w0;
+    float m = neg_inf_f32();
+    for (long long d = d0; d < d1; d += g.dd)
+      for (long long h = h0; h < h1; h += g.dh)
+        for (long long w = w0; w < w1; w += g.dw) {
+          const float v = load_f32(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
+          if (v > m || v != v) {
+            m = v;
+            best = (d * g.IH + h) * g.IW + w;
           }
         }
-      }
-      store_f32(y + i, best);
-      idx[i] = (I)bidx;
-    } else {
-      int d0, d1, h0, h1, w0, w1, pdd, phh, pww;
-      if (MODE == 1) {
-        avg_window(od, g.sd, g.pd, g.kd, g.D, d0, d1, pdd);
-        avg_window(oh, g.sh, g.ph, g.kh, g.H, h0, h1, phh);
-        avg_window(ow, g.sw, g.pw, g.kw, g.W, w0, w1, pww);
-      } else {
-        adaptive_window(od, g.D, g.OD, d0, d1);
-        adaptive_window(oh, g.H, g.OH, h0, h1);
-        adaptive_window(ow, g.W, g.OW, w0, w1);
-      }
-      float s = 0.f;
-      for (int id = d0; id < d1; ++id)
-        for (int ih = h0; ih < h1; ++ih)
-          for (int iw = w0; iw < w1; ++iw) s += load_f32(x + in_off(g, CL, n, c, id, ih, iw));
-      const int cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);
-      const int div = MODE == 2 ? cnt : g.divisor ? g.divisor : g.count_include_pad ? pdd * phh * pww : cnt;
-      store_f32(y + i, s / (float)div);
-    }
+    store_f32(y + at(g.ys, o), m);
+    idx[at(g.is, o)] = static_cast<I>(best);
   }
 }
 
-template <typename T, bool CL, int MODE, typename I>
-__global__ void pool_bwd(const T* __restrict__ dy, const I* __restrict__ idx, T* __restrict__ dx, PoolGeom g) {
-  const long long total = g.N * g.C * g.D * (long long)g.H * g.W;
-  ACLNN_GRID_STRIDE_LOOP(i, total) {
-    long long n, c;
-    int id, ih, iw;
-    unravel(i, g.C, g.D, g.H, g.W, CL, n, c, id, ih, iw);
+// gx[n, c, d, h, w] = Σ gy[o] over the windows o that can contain (d, h, w) and whose index names it.
+template <typename T, typename I>
+__global__ void max_pool_bwd(const T* __restrict__ gy, const I* __restrict__ idx, T* __restrict__ gx, PoolGeom g) {
+  const long long total = g.N * g.C * g.ID * g.IH * g.IW;
+  ACLNN_GRID_STRIDE_LOOP(e, total) {
+    const Pos p = unravel(e, g.N, g.C, g.ID, g.IH, g.IW, g.cl != 0);
+    long long dlo, dhi, hlo, hhi, wlo, whi;
+    window_range(p.d, g.sd, g.pd, (g.kd - 1) * g.dd + 1, g.OD, dlo, dhi);
+    window_range(p.h, g.sh, g.ph, (g.kh - 1) * g.dh + 1, g.OH, hlo, hhi);
+    window_range(p.w, g.sw, g.pw, (g.kw - 1) * g.dw + 1, g.OW, wlo, whi);
+    const long long flat = (p.d * g.IH + p.h) * g.IW + p.w;
+    float acc = 0.f;
+    for (long long od = dlo; od <= dhi; ++od)
+      for (long long oh = hlo; oh <= hhi; ++oh)
+        for (long long ow = wlo; ow <= whi; ++ow) {
+          if (static_cast<long long>(idx[at_out(g.is, p.n, p.c, od, oh, ow)]) == flat)
+            acc += load_f32(gy + at_out(g.ys, p.n, p.c, od, oh, ow));
+        }
+    store_f32(gx + at(g.xs, p), acc);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// average pooling
+// ---------------------------------------------------------------------------------------------
+
+template <typename T>
+__global__ void avg_pool_fwd(const T* __restrict__ x, T* __restrict__ y, PoolGeom g) {
+  const long long total = g.N * g.C * g.OD * g.OH * g.OW;
+  ACLNN_GRID_STRIDE_LOOP(e, total) {
+    const Pos o = unravel(e, g.N, g.C, g.OD, g.OH, g.OW, g.cl != 0);
+    const long long d0 = o.d * g.sd - g.pd, h0 = o.h * g.sh - g.ph, w0 = o.w * g.sw - g.pw;
+    const long long ds = max_ll(d0, 0), hs = max_ll(h0, 0), ws = max_ll(w0, 0);
+    const long long de = min_ll(d0 + g.kd, g.ID), he = min_ll(h0 + g.kh, g.IH), we = min_ll(w0 + g.kw, g.IW);
+    float r = 0.f;
+    if (ds < de && hs < he && ws < we) {
+      const T* xp = x + o.n * g.xs[0] + o.c * g.xs[1];
+      float s = 0.f;
+      for (long long d = ds; d < de; ++d)
+        for (long long h = hs; h < he; ++h)
+          for (long long w = ws; w < we; ++w) s += load_f32(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
+      r = s / avg_divisor(g, d0, h0, w0);
+    }
+    store_f32(y + at(g.ys, o), r);
+  }
+}
+
+template <typename T>
+__global__ void avg_pool_bwd(const T* __restrict__ gy, T* __restrict__ gx, PoolGeom g) {
+  const long long total = g.N * g.C * g.ID * g.IH * g.IW;
+  ACLNN_GRID_STRIDE_LOOP(e, total) {
+    const Pos p = unravel(e, g.N, g.C, g.ID, g.IH, g.IW, g.cl != 0);
+    long long dlo, dhi, hlo, hhi, wlo, whi;
+    window_range(p.d, g.sd, g.pd, g.kd, g.OD, dlo, dhi);
+    window_range(p.h, g.sh, g.ph, g.kh, g.OH, hlo, hhi);
+    window_range(p.w, g.sw, g.pw, g.kw, g.OW, wlo, whi);
+    float acc = 0.f;
+    for (long long od = dlo; od <= dhi; ++od)
+      for (long long oh = hlo; oh <= hhi; ++oh)
+        for (long long ow = wlo; ow <= whi; ++ow) {
+          const float div = avg_divisor(g, od * g.sd - g.pd, oh * g.sh - g.ph, ow * g.sw - g.pw);
+          acc += load_f32(gy + at_out(g.ys, p.n, p.c, od, oh, ow)) / div;
+        }
+    store_f32(gx + at(g.xs, p), acc);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// adaptive average pooling: window o spans [floor(o·I/O), ceil((o+1)·I/O)) per spatial axis
+// ---------------------------------------------------------------------------------------------
+
+template <typename T>
+__global__ void adaptive_avg_fwd(const T* __restrict__ x, T* __restrict__ y, PoolGeom g) {
+  const long long total = g.N * g.C * g.OD * g.OH * g.OW;
+  ACLNN_GRID_STRIDE_LOOP(e, total) {
+    const Pos o = unravel(e, g.N, g.C, g.OD, g.OH, g.OW, g.cl != 0);
+    const long long ds = adaptive_start(o.d, g.ID, g.OD), de = adaptive_end(o.d, g.ID, g.OD);
+    const long long hs = adaptive_start(o.h, g.IH, g.OH), he = adaptive_end(o.h, g.IH, g.OH);
+    const long long ws = adaptive_start(o.w, g.IW, g.OW), we = adaptive_end(o.w, g.IW, g.OW);
+    const T* xp = x + o.n * g.xs[0] + o.c * g.xs[1];
     float s = 0.f;
-    if (MODE == 2) {
-      const int od0 = (int)(((long long)id * g.OD) / g.D), oh0 = (int)(((long long)ih * g.OH) / g.H);
-      const int ow0 = (int)(((long long)iw * g.OW) / g.W);
-      for (int od = od0; od < g.OD; ++od) {
-        int d0, d1;
-        adaptive_window(od, g.D, g.OD, d0, d1);
-        if (d0 > id) break;
-        if (id >= d1) continue;
-        for (int oh = oh0; oh < g.OH; ++oh) {
-          int h0, h1;
-          adaptive_window(oh, g.H, g.OH, h0, h1);
-          if (h0 > ih) break;
-          if (ih >= h1) continue;
-          for (int ow = ow0; ow < g.OW; ++ow) {
-            int w0, w1;
-            adaptive_window(ow, g.W, g.OW, w0, w1);
-            if (w0 > iw) break;
-            if (iw >= w1) continue;
-            s += load_f32(dy + out_off(g, CL, n, c, od, oh, ow)) / (float)((d1 - d0) * (h1 - h0) * (w1 - w0));
-          }
+    for (long long d = ds; d < de; ++d)
+      for (long long h = hs; h < he; ++h)
+        for (long long w = ws; w < we; ++w) s += load_f32(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
+    store_f32(y + at(g.ys, o), s / static_cast<float>((de - ds) * (he - hs) * (we - ws)));
+  }
+}
+
+template <typename T>
+__global__ void adaptive_avg_bwd(const T* __restrict__ gy, T* __restrict__ gx, PoolGeom g) {
+  const long long total = g.N * g.C * g.ID * g.IH * g.IW;
+  ACLNN_GRID_STRIDE_LOOP(e, total) {
+    const Pos p = unravel(e, g.N, g.C, g.ID, g.IH, g.IW, g.cl != 0);
+    // the outputs whose window contains i: floor(i·O/I) .. ceil((i+1)·O/I) - 1, each checked
+    const long long dlo = (p.d * g.OD) / g.ID, dhi = min_ll(((p.d + 1) * g.OD + g.ID - 1) / g.ID, g.OD) - 1;
+    const long long hlo = (p.h * g.OH) / g.IH, hhi = min_ll(((p.h + 1) * g.OH + g.IH - 1) / g.IH, g.OH) - 1;
+    const long long wlo = (p.w * g.OW) / g.IW, whi = min_ll(((p.w + 1) * g.OW + g.IW - 1) / g.IW, g.OW) - 1;
+    float acc = 0.f;
+    for (long long od = dlo; od <= dhi; ++od) {
+      const long long ds = adaptive_start(od, g.ID, g.OD), de = adaptive_end(od, g.ID, g.OD);
+      if (p.d < ds || p.d >= de) continue;
+      for (long long oh = hlo; oh <= hhi; ++oh) {
+        const long long hs = adaptive_start(oh, g.IH, g.OH), he = adaptive_end(oh, g.IH, g.OH);
+        if (p.h < hs || p.h >= he) continue;
+        for (long long ow = wlo; ow <= whi; ++ow) {
+          const long long ws = adaptive_start(ow, g.IW, g.OW), we = adaptive_end(ow, g.IW, g.OW);
+          if (p.w < ws || p.w >= we) continue;
+          acc += load_f32(gy + at_out(g.ys, p.n, p.c, od, oh, ow)) /
+                 static_cast<float>((de - ds) * (he - hs) * (we - ws));
         }
       }
-    } else {
-      const int dil_d = MODE == 0 ? g.dd : 1, dil_h = MODE == 0 ? g.dh : 1, dil_w = MODE == 0 ? g.dw : 1;
-      int od0, od1, oh0, oh1, ow0, ow1;
-      candidates(id, g.sd, g.pd, g.kd, dil_d, g.OD, od0, od1);
-      candidates(ih, g.sh, g.ph, g.kh, dil_h, g.OH, oh0, oh1);
-      candidates(iw, g.sw, g.pw, g.kw, dil_w, g.OW, ow0, ow1);
-      const long long me = ((long long)id * g.H + ih) * g.W + iw;
-      for (int od = od0; od <= od1; ++od)
-        for (int oh = oh0; oh <= oh1; ++oh)
-          for (int ow = ow0; ow <= ow1; ++ow) {
-            const long long o = out_off(g, CL, n, c, od, oh, ow);
-            if (MODE == 0) {
-              if ((long long)idx[o] == me) s += load_f32(dy + o);
-            } else {
-              int d0, d1, h0, h1, w0, w1, pdd, phh, pww;
-              avg_window(od, g.sd, g.pd, g.kd, g.D, d0, d1, pdd);
-              avg_window(oh, g.sh, g.ph, g.kh, g.H, h0, h1, phh);
-              avg_window(ow, g.sw, g.pw, g.kw, g.W, w0, w1, pww);
-              if (id < d0 || id >= d1 || ih < h0 || ih >= h1 || iw < w0 || iw >= w1) continue;
-              const int cnt = (d1 - d0) * (h1 - h0) * (w1 - w0);
-              const int div = g.divisor ? g.divisor : g.count_include_pad ? pdd * phh * pww : cnt;
-              s += load_f32(dy + o) / (float)div;
-            }
-          }
     }
-    store_f32(dx + i, s);
+    store_f32(gx + at(g.xs, p), acc);
   }
 }

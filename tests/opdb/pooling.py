@@ -1,12 +1,16 @@
-"""OpInfos of the pooling family (aclnn_py/ops/pooling.py): max pooling with indices, average and
-adaptive average pooling, 2-D and 3-D, forward and backward.
+"""OpInfos of the pooling family (aclnn.md §5 Pooling): max pooling with indices (2-D, 3-D), average
+pooling (2-D, 3-D), adaptive average pooling (2-D), forward and backward.
 
-The float64 references are NumPy (windows by kernel offset over a padded input; max: first maximum,
-NaN wins, PyTorch's rule); PyTorch (max_pool2d_with_indices / max_pool3d_with_indices, avg_pool2d/3d,
-adaptive_avg_pool2d, with autograd in float64) cross-checks where installed. Samples: every dtype,
-3-D/4-D (4-D/5-D) inputs, every layout, kernel/stride/padding/dilation of each documented length
-(stride empty = kernel), ceil_mode (with the dropped last window), count_include_pad,
-divisor_override, INT32 and INT64 indices, ties and NaN; errors name the argument.
+The float64 references here are written from the definitions (PyTorch's CPU semantics: first
+maximum in window order, NaN wins, flat plane indices; average windows clipped at input + pad for
+the count_include_pad divisor; adaptive windows [⌊o·I/O⌋, ⌈(o+1)·I/O⌉)), loop by loop, with their
+own output-size formula: nothing is imported from the ops module. Backward references scatter (the
+kernels gather). Samples cover every dtype, INT32 and INT64 indices, 3-D/4-D (4-D/5-D) inputs,
+NCHW/ND/NCL and NHWC formats, every layout the harness builds (channels-last strides are computed
+in place: no workspace), kernel/stride/padding/dilation arrays of every documented length, stride
+length 0, ceil_mode with and without the last-window rule firing, count_include_pad,
+divisor_override, cube_math_type, size-1 and empty dims, NaN/−inf/ties; error cases name the
+argument and the exact status.
 """
 from __future__ import annotations
 
@@ -20,597 +24,828 @@ from opdb import ErrorCase, OpInfo
 
 F32, F16, BF16, I32, I64 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_INT32, A.ACL_INT64
 INVALID, NULLPTR = A.ACLNN_ERR_PARAM_INVALID, A.ACLNN_ERR_PARAM_NULLPTR
-ND, NCHW = A.ACL_FORMAT_ND, A.ACL_FORMAT_NCHW
+ND, NCHW, NHWC, NCL, NCDHW, NDHWC = (A.ACL_FORMAT_ND, A.ACL_FORMAT_NCHW, A.ACL_FORMAT_NHWC, A.ACL_FORMAT_NCL,
+                                     A.ACL_FORMAT_NCDHW, A.ACL_FORMAT_NDHWC)
 IA = A.aclCreateIntArray
+CL_FORMATS = (NHWC, NDHWC)
 
 
-def out_size(i, k, s, p, d, ceil):
-    num = i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
-    o = num // s + 1
+# geometry (PyTorch's pooling_output_shape, written out again here) ------------------------------
+
+def out_size(i, k, s, p, d=1, ceil=False):
+    num = i + 2 * p - d * (k - 1) - 1
+    o = (num + (s - 1 if ceil else 0)) // s + 1
     if ceil and (o - 1) * s >= i + p:
         o -= 1
     return o
 
 
-def _full(v, S):
+def norm(v, nd, default=None):
     v = list(v)
-    return v * S if len(v) == 1 else v
+    if not v:
+        return list(default)
+    return v * nd if len(v) == 1 else v
 
 
-def _params(S, k, s, p, d):
-    k = _full(k, S)
-    s = _full(s, S) if len(s) else list(k)
-    return k, s, _full(p, S), _full(d, S)
+def _cf(x, fmt):
+    """The array with channels at dim 1 (NHWC/NDHWC data is (N, spatial..., C))."""
+    return np.moveaxis(x, -1, 1) if fmt in CL_FORMATS else x
 
 
-# float64 references ----------------------------------------------------------------------------------
-
-def _as_batched(x, S):
-    return (x[None], True) if x.ndim == S + 1 else (x, False)
+def _uncf(x, fmt):
+    return np.moveaxis(x, 1, -1) if fmt in CL_FORMATS else x
 
 
-def _windows(x, S, k, s, p, d, ceil):
-    """For each kernel offset: (values, valid mask, flat input index) over the output grid."""
-    sp = x.shape[2:]
-    osp = [out_size(i, kk, ss, pp, dd, ceil) for i, kk, ss, pp, dd in zip(sp, k, s, p, d)]
-    for off in itertools.product(*[range(kk) for kk in k]):
-        pos = [np.arange(o) * ss - pp + a * dd for o, ss, pp, a, dd in zip(osp, s, p, off, d)]
-        valid = np.ones(osp, bool)
-        idx = [np.clip(q, 0, n - 1) for q, n in zip(pos, sp)]
-        for ax, (q, n) in enumerate(zip(pos, sp)):
-            shape = [1] * S
-            shape[ax] = len(q)
-            valid &= ((q >= 0) & (q < n)).reshape(shape)
-        grids = np.meshgrid(*idx, indexing="ij")
-        vals = x[(slice(None), slice(None), *grids)]
-        flat = np.zeros(osp, np.int64)
-        for g, n in zip(grids, sp):
-            flat = flat * n + g
-        yield off, vals, valid, flat, osp
+# float64 references (channels-first arrays: leading dims, then nd spatial dims) -----------------
+
+def _positions(o, k, s, p, d, insz):
+    """Valid input positions of window o, per axis, in window order."""
+    return [[st + j * dd for j in range(kk) if 0 <= st + j * dd < i]
+            for st, kk, dd, i in zip((oo * ss - pp for oo, ss, pp in zip(o, s, p)), k, d, insz)]
 
 
-def max_pool(x, S, k, s, p, d, ceil):
-    xb, unb = _as_batched(x, S)
-    best = bidx = None
-    for _, v, valid, flat, osp in _windows(xb, S, k, s, p, d, ceil):
-        if best is None:
-            best = np.zeros(xb.shape[:2] + tuple(osp))
-            bidx = np.full(best.shape, -1, np.int64)
-        with np.errstate(invalid="ignore"):
-            take = valid & ((bidx < 0) | (v > best) | np.isnan(v))
-        best = np.where(take, v, best)
-        bidx = np.where(take, np.broadcast_to(flat, best.shape), bidx)
-    return (best[0], bidx[0]) if unb else (best, bidx)
+def max_pool_ref(x, nd, k, s, p, d, ceil):
+    sp = x.shape[-nd:]
+    lead = x.shape[:-nd]
+    xf = x.reshape(-1, *sp)
+    B = xf.shape[0]
+    osz = [out_size(i, kk, ss, pp, dd, ceil) for i, kk, ss, pp, dd in zip(sp, k, s, p, d)]
+    y = np.zeros((B, *osz))
+    idx = np.zeros((B, *osz), np.int64)
+    for o in np.ndindex(*osz):
+        pos = _positions(o, k, s, p, d, sp)
+        m = np.full(B, -np.inf)
+        best = None
+        for q in itertools.product(*pos):
+            flat = int(np.ravel_multi_index(q, sp))
+            if best is None:
+                best = np.full(B, flat, np.int64)
+            v = xf[(slice(None), *q)]
+            upd = (v > m) | np.isnan(v)
+            m = np.where(upd, v, m)
+            best = np.where(upd, flat, best)
+        if best is None:                  # a window wholly in the padding (pad = kernel): PyTorch's index
+            first = [st + (-st + dd - 1) // dd * dd if st < 0 else st
+                     for st, dd in zip((oo * ss - pp for oo, ss, pp in zip(o, s, p)), d)]
+            best = np.full(B, int(np.dot(first, np.cumprod((1,) + tuple(sp[::-1]))[:-1][::-1])), np.int64)
+        y[(slice(None), *o)] = m
+        idx[(slice(None), *o)] = best
+    return y.reshape(*lead, *osz), idx.reshape(*lead, *osz)
 
 
-def max_pool_backward(g, x, idx, S):
-    gb, unb = _as_batched(g, S)
-    xb, _ = _as_batched(x, S)
-    ib, _ = _as_batched(idx, S)
-    N, C = xb.shape[:2]
-    dx = np.zeros((N, C, int(np.prod(xb.shape[2:]))))
-    for n in range(N):
-        for c in range(C):
-            np.add.at(dx[n, c], ib[n, c].ravel(), gb[n, c].ravel())
-    dx = dx.reshape(xb.shape)
-    return dx[0] if unb else dx
+def max_pool_bwd_ref(gy, idx, in_shape, nd, k, s, p, d):
+    """PyTorch's scatter (in its order), except that an index outside its own window is not followed
+    (only a window wholly in the padding, pad = kernel, has one: its gradient has no input to go to)."""
+    sp = in_shape[-nd:]
+    P = int(np.prod(sp))
+    osz = gy.shape[-nd:]
+    gyf = gy.reshape(-1, int(np.prod(osz)))
+    idf = idx.reshape(gyf.shape)
+    gx = np.zeros((gyf.shape[0], P))
+    rows = np.arange(gyf.shape[0])
+    for q, o in enumerate(np.ndindex(*osz)):            # PyTorch's scatter order
+        coords = np.unravel_index(np.clip(idf[:, q], 0, P - 1), sp)
+        inside = (idf[:, q] >= 0) & (idf[:, q] < P)
+        for c, oo, kk, ss, pp, dd in zip(coords, o, k, s, p, d):
+            off = c - (oo * ss - pp)
+            inside &= (off >= 0) & (off % dd == 0) & (off // dd < kk)
+        np.add.at(gx, (rows[inside], idf[inside, q]), gyf[inside, q])
+    return gx.reshape(in_shape)
 
 
-def _avg_div(S, k, s, p, osp, sp, valid_count, cip, divisor):
-    if divisor:
-        return np.full(osp, float(divisor))
-    if not cip:
-        return valid_count
-    size = np.ones(osp)
-    for ax, (o, ss, pp, kk, n) in enumerate(zip(osp, s, p, k, sp)):
-        start = np.arange(o) * ss - pp
-        end = np.minimum(start + kk, n + pp)
-        shape = [1] * S
-        shape[ax] = o
-        size = size * (end - start).reshape(shape)
-    return size
+def _avg_window(o, k, s, p, insz, cip, div):
+    st = [oo * ss - pp for oo, ss, pp in zip(o, s, p)]
+    en = [min(a + kk, i + pp) for a, kk, i, pp in zip(st, k, insz, p)]
+    pool = int(np.prod([b - a for a, b in zip(st, en)]))
+    stc = [max(a, 0) for a in st]
+    enc = [min(b, i) for b, i in zip(en, insz)]
+    if any(a >= b for a, b in zip(stc, enc)):
+        return None, None
+    sl = tuple(slice(a, b) for a, b in zip(stc, enc))
+    divisor = div if div else (pool if cip else int(np.prod([b - a for a, b in zip(stc, enc)])))
+    return sl, divisor
 
 
-def avg_pool(x, S, k, s, p, ceil, cip, divisor):
-    xb, unb = _as_batched(x, S)
-    tot = cnt = None
-    for _, v, valid, flat, osp in _windows(xb, S, k, s, p, [1] * S, ceil):
-        if tot is None:
-            tot, cnt = np.zeros(xb.shape[:2] + tuple(osp)), np.zeros(osp)
-        tot += np.where(valid, v, 0)
-        cnt += valid
-    div = _avg_div(S, k, s, p, tot.shape[2:], xb.shape[2:], cnt, cip, divisor)
-    y = tot / div
-    return y[0] if unb else y
+def avg_pool_ref(x, nd, k, s, p, ceil, cip, div):
+    sp = x.shape[-nd:]
+    osz = [out_size(i, kk, ss, pp, 1, ceil) for i, kk, ss, pp in zip(sp, k, s, p)]
+    y = np.zeros((*x.shape[:-nd], *osz))
+    for o in np.ndindex(*osz):
+        sl, dv = _avg_window(o, k, s, p, sp, cip, div)
+        if sl is not None:
+            y[(Ellipsis, *o)] = x[(Ellipsis, *sl)].sum(axis=tuple(range(-nd, 0))) / dv
+    return y
 
 
-def avg_pool_backward(g, x, S, k, s, p, ceil, cip, divisor):
-    gb, unb = _as_batched(g, S)
-    xb, _ = _as_batched(x, S)
-    N, C = xb.shape[:2]
-    dx = np.zeros((N, C, int(np.prod(xb.shape[2:]))))
-    wins = list(_windows(xb, S, k, s, p, [1] * S, ceil))
-    cnt = sum(w[2].astype(float) for w in wins)
-    div = _avg_div(S, k, s, p, gb.shape[2:], xb.shape[2:], cnt, cip, divisor)
-    q = gb / div
-    for _, _, valid, flat, _ in wins:
-        for n in range(N):
-            for c in range(C):
-                np.add.at(dx[n, c], flat[valid], q[n, c][valid])
-    dx = dx.reshape(xb.shape)
-    return dx[0] if unb else dx
+def avg_pool_bwd_ref(gy, in_shape, nd, k, s, p, ceil, cip, div):
+    sp = in_shape[-nd:]
+    gx = np.zeros(in_shape)
+    for o in np.ndindex(*gy.shape[-nd:]):
+        sl, dv = _avg_window(o, k, s, p, sp, cip, div)
+        if sl is not None:
+            gx[(Ellipsis, *sl)] += (gy[(Ellipsis, *o)] / dv)[(Ellipsis,) + (None,) * nd]
+    return gx
 
 
-def _adaptive_bounds(o, n, on):
-    return (o * n) // on, -(-((o + 1) * n) // on)
+def _adaptive_sl(o, osz, insz):
+    return tuple(slice(oo * i // on, -(-(oo + 1) * i // on)) for oo, on, i in zip(o, osz, insz))
 
 
-def adaptive_avg(x, osz):
-    xb, unb = _as_batched(x, 2)
-    H, W = xb.shape[2:]
-    y = np.zeros(xb.shape[:2] + tuple(osz))
-    for oh in range(osz[0]):
-        h0, h1 = _adaptive_bounds(oh, H, osz[0])
-        for ow in range(osz[1]):
-            w0, w1 = _adaptive_bounds(ow, W, osz[1])
-            y[:, :, oh, ow] = xb[:, :, h0:h1, w0:w1].mean(axis=(2, 3))
-    return y[0] if unb else y
+def adaptive_ref(x, osz):
+    y = np.zeros((*x.shape[:-2], *osz))
+    for o in np.ndindex(*osz):
+        y[(Ellipsis, *o)] = x[(Ellipsis, *_adaptive_sl(o, osz, x.shape[-2:]))].mean(axis=(-2, -1))
+    return y
 
 
-def adaptive_avg_backward(g, x):
-    gb, unb = _as_batched(g, 2)
-    xb, _ = _as_batched(x, 2)
-    H, W = xb.shape[2:]
-    OH, OW = gb.shape[2:]
-    dx = np.zeros(xb.shape)
-    for oh in range(OH):
-        h0, h1 = _adaptive_bounds(oh, H, OH)
-        for ow in range(OW):
-            w0, w1 = _adaptive_bounds(ow, W, OW)
-            dx[:, :, h0:h1, w0:w1] += gb[:, :, oh:oh + 1, ow:ow + 1] / ((h1 - h0) * (w1 - w0))
-    return dx[0] if unb else dx
+def adaptive_bwd_ref(gy, in_shape):
+    gx = np.zeros(in_shape)
+    osz = gy.shape[-2:]
+    for o in np.ndindex(*osz):
+        sl = _adaptive_sl(o, osz, in_shape[-2:])
+        n = np.prod([b.stop - b.start for b in sl])
+        gx[(Ellipsis, *sl)] += (gy[(Ellipsis, *o)] / n)[..., None, None]
+    return gx
 
 
-# samples ------------------------------------------------------------------------------------------------
+# samples ----------------------------------------------------------------------------------------
 
-def _ts(v, dt, layout="contiguous", fmt=None):
-    v = np.asarray(v, np.float64)
-    return TensorSpec(v, dt, fmt if fmt is not None else (NCHW if v.ndim == 4 else ND), layout)
-
-
-def _round(v, dt):
-    return _ts(v, dt).rounded()
+def _spec(values, dtype, fmt=ND, layout="contiguous"):
+    return TensorSpec(np.asarray(values), dtype, fmt, layout)
 
 
-def make_max(S, bwd):
-    def make(rng, shape, k=(2,), s=(), p=(0,), d=(1,), ceil=False, dt=F32, idt=I64, *, layout="contiguous",
+def _rounded(values, dtype):
+    return _spec(values, dtype).rounded()
+
+
+class Win:
+    """Window attributes as the caller passes them (arrays of any documented length)."""
+
+    def __init__(self, k, s=(), p=(0,), d=(1,), ceil=False):
+        self.k, self.s, self.p, self.d, self.ceil = list(k), list(s), list(p), list(d), ceil
+
+    def full(self, nd):
+        k = norm(self.k, nd)
+        return k, norm(self.s, nd, k), norm(self.p, nd), norm(self.d, nd)
+
+    def __repr__(self):
+        return f"k{self.k} s{self.s} p{self.p} d{self.d}{' ceil' if self.ceil else ''}"
+
+
+def _pooled_shape(shape, fmt, nd, osz):
+    cf = list(np.moveaxis(np.empty(shape, np.int8), -1, 1).shape) if fmt in CL_FORMATS else list(shape)
+    cf[-nd:] = osz
+    return tuple(np.moveaxis(np.empty(cf, np.int8), 1, -1).shape) if fmt in CL_FORMATS else tuple(cf)
+
+
+def _data(rng, shape, values=None):
+    return rng.standard_normal(shape) if values is None else np.asarray(values, np.float64)
+
+
+def make_max(nd, backward):
+    def make(rng, shape, w: Win, dtype=F32, idx_dtype=I64, *, fmt=ND, layout="contiguous", out_layout=None,
              values=None, note=""):
-        x = rng.standard_normal(shape) if values is None else np.asarray(values, np.float64)
-        kk, ss, pp, dd = _params(S, k, s, p, d)
-        xr = _round(x, dt)
-        y, idx = max_pool(xr, S, kk, ss, pp, dd, ceil)
-        attrs = {"kernel_size": IA(list(k)), "stride": IA(list(s)), "padding": IA(list(p)), "dilation": IA(list(d)),
-                 "ceil_mode": ceil}
-        if not bwd:
-            return Sample({"self": _ts(x, dt, layout), "out": _ts(np.zeros(y.shape), dt, layout),
-                           "indices": _ts(np.zeros(y.shape), idt, layout)}, attrs, note=note)
-        return Sample({"grad_output": _ts(rng.standard_normal(y.shape), dt, layout), "self": _ts(x, dt, layout),
-                       # integer values: the generic tests perturb float ones (indices must name window members)
-                       "indices": TensorSpec(idx.astype(np.int64), idt, NCHW if idx.ndim == 4 else ND, layout),
-                       "grad_input": _ts(np.zeros(x.shape), dt, layout)},
-                      attrs, note=note)
+        x = _data(rng, shape, values)
+        k, s, p, d = w.full(nd)
+        xr = _cf(_rounded(x, dtype), fmt)
+        y, idx = max_pool_ref(xr, nd, k, s, p, d, w.ceil) if xr.size else (None, None)
+        osz = [out_size(i, kk, ss, pp, dd, w.ceil) for i, kk, ss, pp, dd in zip(xr.shape[-nd:], k, s, p, d)]
+        oshape = _pooled_shape(shape, fmt, nd, osz)
+        if idx is None:
+            idx = np.zeros(oshape, np.int64)
+        else:
+            idx = _uncf(idx, fmt)
+        attrs = {"kernel_size": IA(w.k), "stride": IA(w.s), "padding": IA(w.p), "dilation": IA(w.d),
+                 "ceil_mode": w.ceil}
+        ol = out_layout or layout
+        if not backward:
+            return Sample({"self": _spec(x, dtype, fmt, layout), "out": _spec(np.zeros(oshape), dtype, fmt, ol),
+                           "indices": _spec(np.zeros(oshape, np.int64), idx_dtype, fmt, ol)}, attrs,
+                          note=f"{note} {w}")
+        g = rng.standard_normal(oshape)
+        return Sample({"grad_output": _spec(g, dtype, fmt, layout), "self": _spec(x, dtype, fmt, layout),
+                       "indices": _spec(idx, idx_dtype, fmt, layout),
+                       "grad_input": _spec(np.zeros(shape), dtype, fmt, ol)}, attrs, note=f"{note} {w}")
     return make
 
 
-def make_avg(S, bwd):
-    two = S == 2
-    st, pd = ("strides", "paddings") if two and not bwd else ("stride", "padding")
-    out = ("grad_input" if two else "output") if bwd else "out"
+def make_avg(nd, backward, names, cube):
+    kn, sn, pn = names
 
-    def make(rng, shape, k=(2,), s=(), p=(0,), ceil=False, cip=True, divisor=0, dt=F32, *, layout="contiguous",
+    def make(rng, shape, w: Win, dtype=F32, *, cip=True, div=0, cmt=0, fmt=ND, layout="contiguous", out_layout=None,
              values=None, note=""):
-        x = rng.standard_normal(shape) if values is None else np.asarray(values, np.float64)
-        kk, ss, pp, _ = _params(S, k, s, p, (1,))
-        y = avg_pool(_round(x, dt), S, kk, ss, pp, ceil, cip, divisor)
-        attrs = {"kernel_size": IA(list(k)), st: IA(list(s)), pd: IA(list(p)), "ceil_mode": ceil,
-                 "count_include_pad": cip, "divisor_override": divisor}
-        if two:
-            attrs["cube_math_type"] = 1
-        if not bwd:
-            return Sample({"self": _ts(x, dt, layout), out: _ts(np.zeros(y.shape), dt, layout)}, attrs, note=note)
-        return Sample({"grad_output": _ts(rng.standard_normal(y.shape), dt, layout), "self": _ts(x, dt, layout),
-                       out: _ts(np.zeros(x.shape), dt, layout)}, attrs, note=note)
+        x = _data(rng, shape, values)
+        k, s, p, _ = w.full(nd)
+        osz = [out_size(i, kk, ss, pp, 1, w.ceil) for i, kk, ss, pp in zip(np.shape(x)[-nd:], k, s, p)]
+        oshape = _pooled_shape(shape, fmt, nd, osz)
+        attrs = {kn: IA(w.k), sn: IA(w.s), pn: IA(w.p), "ceil_mode": w.ceil, "count_include_pad": cip,
+                 "divisor_override": div}
+        if cube:
+            attrs["cube_math_type"] = cmt
+        ol = out_layout or layout
+        tag = f"{note} {w}{' cip' if cip else ''}{f' div={div}' if div else ''}"
+        if not backward:
+            return Sample({"self": _spec(x, dtype, fmt, layout), "out": _spec(np.zeros(oshape), dtype, fmt, ol)},
+                          attrs, note=tag)
+        out_name = "grad_input" if nd == 2 else "output"
+        return Sample({"grad_output": _spec(rng.standard_normal(oshape), dtype, fmt, layout),
+                       "self": _spec(x, dtype, fmt, layout), out_name: _spec(np.zeros(shape), dtype, fmt, ol)},
+                      attrs, note=tag)
     return make
 
 
-def make_adaptive(bwd):
-    def make(rng, shape, osz=(2, 3), dt=F32, *, layout="contiguous", note=""):
-        x = rng.standard_normal(shape)
-        y = adaptive_avg(_round(x, dt), list(osz) * (2 // len(osz)))
-        if not bwd:
-            return Sample({"self": _ts(x, dt, layout), "out": _ts(np.zeros(y.shape), dt, layout)},
-                          {"output_size": IA(list(osz))}, note=note)
-        return Sample({"grad_output": _ts(rng.standard_normal(y.shape), dt, layout), "self": _ts(x, dt, layout),
-                       "out": _ts(np.zeros(x.shape), dt, layout)}, {}, note=note)
+def make_adaptive(backward):
+    def make(rng, shape, osz, dtype=F32, *, fmt=ND, layout="contiguous", out_layout=None, values=None, note=""):
+        x = _data(rng, shape, values)
+        full = list(osz) * 2 if len(osz) == 1 else list(osz)
+        oshape = tuple(shape[:-2]) + tuple(full)
+        ol = out_layout or layout
+        if not backward:
+            return Sample({"self": _spec(x, dtype, fmt, layout), "out": _spec(np.zeros(oshape), dtype, fmt, ol)},
+                          {"output_size": IA(osz)}, note=f"{note} out {osz}")
+        return Sample({"grad_output": _spec(rng.standard_normal(oshape), dtype, fmt, layout),
+                       "self": _spec(x, dtype, fmt, layout), "out": _spec(np.zeros(shape), dtype, fmt, ol)}, {},
+                      note=f"{note} out {osz}")
     return make
 
 
-def max_samples(S, bwd):
-    m = make_max(S, bwd)
-    big, small = ((2, 3, 7, 8), (3, 6, 5)) if S == 2 else ((2, 2, 5, 6, 7), (2, 4, 5, 6))
+# sample sets ------------------------------------------------------------------------------------
+
+def _nan_ties(rng, shape):
+    x = rng.standard_normal(shape)
+    flat = x.reshape(-1)
+    flat[::7] = 1.0                       # ties
+    flat[3] = np.nan
+    flat[10] = -np.inf
+    return x
+
+
+def max_samples(nd, backward):
+    make = make_max(nd, backward)
 
     def samples(rng):
-        out = [m(rng, big, (3,), (2,), (1,), note="k3 s2 p1"), m(rng, small, (2,), note="unbatched, k2")]
-        for dt in (F32, F16, BF16):
-            out += [m(rng, big, (3,), (2,), (1,), dt=dt, note=f"{A.aclDataType(dt).name}"),
-                    m(rng, big, (2,), (1,), dt=dt, layout="channels_last", note=f"{A.aclDataType(dt).name} NHWC")]
-        k3 = (2, 3) if S == 2 else (2, 3, 2)
-        out += [
-            m(rng, big, k3, (1,) * 1, (1,), note="rectangular kernel, stride 1"),
-            m(rng, big, (3,), (2,), (1,), ceil=True, note="ceil mode"),
-            m(rng, (1, 2, *([5] * S)), (2,), (2,), (1,), ceil=True, note="ceil mode: last window dropped"),
-            m(rng, big, (2,), (2,), (0,), (2,), note="dilation 2"),
-            m(rng, big, (3,), (2,), (1,), idt=I32, note="INT32 indices"),
-            m(rng, big, (3,), (3,), (1,), layout="strided", note="strided views"),
-            m(rng, big, (2,), layout="offset", note="offset views"),
-            m(rng, big, (2,), layout="transposed", note="transposed"),
-            m(rng, big, (3,), (1,), (1,), values=np.round(rng.standard_normal(big)), note="ties: the first max"),
-            m(rng, big, (2,), values=np.where(rng.random(big) < 0.1, np.nan, rng.standard_normal(big)), note="NaN wins"),
-            m(rng, big, (1,), note="kernel 1"),
-        ]
-        if not bwd:
-            out.append(m(rng, (0, 3, *([4] * S)), (2,), note="empty batch"))
+        if nd == 2:
+            S4, S3, CL = (2, 3, 7, 8), (3, 9, 10), (2, 6, 7, 3)
+            W = [Win([3], [2], [1]), Win([2, 3], [2, 1], [1, 1]), Win([3, 2], [], [1, 0]), Win([2], [1], [0]),
+                 Win([3, 3], [2, 2], [1, 1], [2, 1]), Win([2, 3], [1, 2], [1], [1, 2], True),
+                 Win([3], [2], [0], ceil=True), Win([2], [2], [1], ceil=True)]
+            one, wide, big = (1, 1, 1, 1), (1, 2, 5, 5), (2, 4, 16, 16)
+            fmts = [(NCHW, S4), (NHWC, CL)]
+            empties = [(0, 3, 5, 5)]
+        else:
+            S4, S3, CL = (2, 2, 5, 6, 5), (3, 4, 5, 6), None
+            W = [Win([2], [2], [1]), Win([2, 3, 2], [1, 2, 2], [1, 1, 0]), Win([3, 2, 2], [], [1, 0, 1]),
+                 Win([2], [1], [0], [2, 1, 1]), Win([3], [2], [1], [1, 2, 1], True), Win([2], [2], [1], ceil=True)]
+            one, wide, big = (1, 1, 1, 1, 1), (1, 2, 5, 5, 5), (1, 4, 8, 9, 10)
+            fmts = [(NCDHW, S4)]
+            empties = [(0, 2, 4, 4, 4)]
+        out = [make(rng, S4, W[0], note="first")]
+        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16")):
+            for it in (I32, I64):
+                out.append(make(rng, S4, W[1], dt, it, note=f"{tag} idx {A.aclDataType(it).name}"))
+        for w in W:
+            out.append(make(rng, S4, w, note="window"))
+            out.append(make(rng, S3, w, F32, I32, note="unbatched"))
+        out.append(make(rng, wide, Win([2], [2], [1], ceil=True), note="last window dropped (ceil rule)"))
+        out.append(make(rng, big, Win([3], [2], [1]), F16, note="bigger"))
+        for fmt, shape in fmts:
+            out.append(make(rng, shape, W[1], fmt=fmt, note=f"format {A.aclFormat(fmt).name}"))
+            out.append(make(rng, shape, W[4], BF16, I32, fmt=fmt, note=f"format {A.aclFormat(fmt).name} bf16"))
+        for lay in ("channels_last", "transposed", "strided", "offset"):
+            out.append(make(rng, S4, W[1], layout=lay, note=f"{lay} views"))
+        out.append(make(rng, S4, W[0], out_layout="strided", note="contiguous in, strided outputs"))
+        out.append(make(rng, S4, W[0], out_layout="channels_last", note="contiguous in, channels-last outputs"))
+        out.append(make(rng, S4, W[0], F16, layout="channels_last", out_layout="contiguous", note="cl in, plain out"))
+        out += [make(rng, one, Win([1]), note="all size 1"),
+                make(rng, S4, Win(list(S4[-nd:]), [1], [0]), note="global window"),
+                make(rng, S4, Win([2], [1], [1]), values=_nan_ties(rng, S4), note="NaN, -inf, ties"),
+                make(rng, S4, Win([2], [1], [1]), values=np.full(S4, -2.5), note="constant: all ties"),
+                make(rng, S4, Win([3], [1], [1]), F16, values=np.round(rng.standard_normal(S4)), note="f16 ties")]
+        if CL is not None:
+            out.append(make(rng, CL, W[0], F16, fmt=NHWC, layout="strided", note="NHWC strided"))
+        if backward:                 # indices not from a forward: never followed outside their window
+            bad = make(rng, S4, W[0], note="some indices out of the plane (ignored)")
+            iv = bad.tensors["indices"].values
+            P = int(np.prod(S4[-nd:]))
+            junk = rng.choice([-1, -7, P, P + 3, 2 ** 31 - 1], size=iv.shape)
+            bad.tensors["indices"].values = np.where(rng.random(iv.shape) < 0.3, junk, iv)
+            out.append(bad)
+        if backward and nd == 2:     # aclnn.md §5: this backward takes kernel/2 < pad <= kernel (PyTorch does not)
+            x_pad = rng.standard_normal(S4)
+            out.append(make(rng, S4, Win([3], [1], [2]), note="padding > kernel/2"))
+            out.append(make(rng, S4, Win([3], [2], [2, 3]), note="padding up to the kernel", values=x_pad))
+        for e in empties:
+            out.append(make(rng, e, W[0], note="empty"))
         return out
     return samples
 
 
-def avg_samples(S, bwd):
-    m = make_avg(S, bwd)
-    big, small = ((2, 3, 7, 8), (3, 6, 5)) if S == 2 else ((2, 2, 5, 6, 7), (2, 4, 5, 6))
+def avg_samples(nd, backward, names, cube, empty_ok):
+    make = make_avg(nd, backward, names, cube)
 
     def samples(rng):
-        out = [m(rng, big, (3,), (2,), (1,), note="k3 s2 p1"), m(rng, small, (2,), note="unbatched")]
-        for dt in (F32, F16, BF16):
-            out += [m(rng, big, (3,), (2,), (1,), dt=dt, note=f"{A.aclDataType(dt).name}"),
-                    m(rng, big, (2,), (1,), dt=dt, layout="channels_last", note=f"{A.aclDataType(dt).name} NHWC")]
-        out += [
-            m(rng, big, (3,), (2,), (1,), cip=False, note="count_include_pad false"),
-            m(rng, big, (3,), (2,), (1,), ceil=True, note="ceil mode"),
-            m(rng, big, (3,), (2,), (1,), ceil=True, cip=False, note="ceil, exclude pad"),
-            m(rng, big, (2,), (2,), (1,), divisor=3, note="divisor_override 3"),
-            m(rng, big, (2,), (2,), (1,), divisor=-2, note="negative divisor_override"),
-            m(rng, big, (2,) * S if S == 2 else (2, 1, 3), (1,), note="rectangular kernel"),
-            m(rng, big, (3,), (3,), (1,), layout="strided", note="strided"),
-            m(rng, big, (2,), layout="offset", note="offset"),
-        ]
-        if not bwd:
-            out.append(m(rng, (0, 3, *([4] * S)), (2,), note="empty batch"))
+        if nd == 2:
+            S4, S3 = (2, 3, 7, 8), (3, 9, 10)
+            W = [Win([3], [2], [1]), Win([2, 3], [2, 1], [1, 1]), Win([3, 2], [], [1, 0]), Win([2], [1], [0]),
+                 Win([3], [2], [1], ceil=True), Win([2, 3], [1, 2], [1], ceil=True), Win([4, 5], [3], [2, 1], ceil=True)]
+            fmts = [(NCHW, S4), (NCL, S3)]
+            one, big = (1, 1, 1, 1), (2, 4, 16, 16)
+            empties = [(0, 3, 5, 5)]
+        else:
+            S4, S3 = (2, 2, 5, 6, 5), (3, 4, 5, 6)
+            W = [Win([2], [2], [1]), Win([2, 3, 2], [1, 2, 2], [1, 1, 0]), Win([3, 2, 2], [], [1, 0, 1]),
+                 Win([3], [2], [1], ceil=True), Win([2], [2], [1], ceil=True), Win([3, 2, 3], [2], [1], ceil=True)]
+            fmts = [(NCDHW, S4)]
+            one, big = (1, 1, 1, 1, 1), (1, 4, 8, 9, 10)
+            empties = [(0, 2, 4, 4, 4)]
+        out = [make(rng, S4, W[0], note="first")]
+        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16")):
+            out.append(make(rng, S4, W[1], dt, note=tag))
+            out.append(make(rng, S4, W[4], dt, cip=False, note=f"{tag} exclude pad"))
+        for w in W:
+            for cip in (True, False):
+                out.append(make(rng, S4, w, cip=cip, note="window"))
+            out.append(make(rng, S3, w, cip=False, note="unbatched"))
+        for div in (3, -2, 1):
+            out.append(make(rng, S4, W[4], div=div, note="divisor_override"))
+        if cube:
+            for cmt in (1, 2, 3):
+                out.append(make(rng, S4, W[0], F16, cmt=cmt, note=f"cube_math_type {cmt}"))
+        for fmt, shape in fmts:
+            out.append(make(rng, shape, W[1], fmt=fmt, note=f"format {A.aclFormat(fmt).name}"))
+        for lay in ("channels_last", "transposed", "strided", "offset"):
+            out.append(make(rng, S4, W[4], cip=False, layout=lay, note=f"{lay} views"))
+        out.append(make(rng, S4, W[0], out_layout="strided", note="contiguous in, strided out"))
+        out.append(make(rng, S4, W[0], BF16, layout="channels_last", out_layout="contiguous", note="cl in, plain out"))
+        out += [make(rng, one, Win([1]), note="all size 1"),
+                make(rng, S4, Win(list(S4[-nd:]), [1], [0]), note="global window"),
+                make(rng, big, Win([3], [1], [1]), F16, cip=False, note="bigger"),
+                make(rng, S4, Win([2], [1], [1]), values=rng.standard_normal(S4) * 1e3, note="large values")]
+        if empty_ok:
+            for e in empties:
+                out.append(make(rng, e, W[0], note="empty"))
         return out
     return samples
 
 
-def adaptive_samples(bwd):
-    m = make_adaptive(bwd)
+def adaptive_samples(backward):
+    make = make_adaptive(backward)
 
     def samples(rng):
-        out = [m(rng, (2, 3, 7, 9), (3, 4), note="7x9 -> 3x4"), m(rng, (3, 5, 5), (2,), note="unbatched, one size")]
-        for dt in (F32, F16, BF16):
-            out += [m(rng, (2, 3, 6, 6), (4, 5), dt, note=f"{A.aclDataType(dt).name} overlapping windows"),
-                    m(rng, (2, 4, 5, 7), (2, 3), dt, layout="channels_last", note=f"{A.aclDataType(dt).name} NHWC")]
-        out += [m(rng, (1, 2, 4, 4), (1,), note="global"), m(rng, (1, 2, 3, 3), (5, 5), note="upsampling windows"),
-                m(rng, (2, 3, 7, 9), (3, 4), layout="strided", note="strided")]
-        if not bwd:
-            out.append(m(rng, (0, 3, 4, 4), (2,), note="empty batch"))
+        S4, S3 = (2, 3, 7, 9), (3, 10, 6)
+        out = [make(rng, S4, [3, 4], note="first")]
+        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16")):
+            out.append(make(rng, S4, [4, 5], dt, note=tag))
+        for osz in ([1, 1], [7, 9], [2], [5, 3], [9, 12], [1, 9]):
+            out.append(make(rng, S4, osz, note="sizes"))
+            out.append(make(rng, S3, osz, note="unbatched"))
+        out.append(make(rng, S4, [3, 4], fmt=NCHW, note="NCHW"))
+        out.append(make(rng, S3, [4, 4], fmt=NCL, note="NCL"))
+        for lay in ("channels_last", "transposed", "strided", "offset"):
+            out.append(make(rng, S4, [3, 4], layout=lay, note=f"{lay} views"))
+        out.append(make(rng, S4, [3, 4], out_layout="strided", note="strided out"))
+        out.append(make(rng, (1, 1, 1, 1), [1], note="all size 1"))
+        out.append(make(rng, (0, 3, 5, 5), [2, 2], note="empty batch"))
         return out
     return samples
 
 
-# references per op --------------------------------------------------------------------------------------
+# references per op --------------------------------------------------------------------------------
 
 def _vals(s):
     return {k: v.rounded() for k, v in s.tensors.items() if v is not None}
 
 
-def _attr_list(s, name):
-    return list(s.attrs[name])
+def _win(s, nd, names=("kernel_size", "stride", "padding")):
+    k = norm(s.attrs[names[0]].values, nd)
+    st = norm(s.attrs[names[1]].values, nd, k)
+    p = norm(s.attrs[names[2]].values, nd)
+    d = norm(s.attrs["dilation"].values, nd) if "dilation" in s.attrs else [1] * nd
+    return k, st, p, d, s.attrs["ceil_mode"]
 
 
-def max_ref(S, bwd):
+def ref_max(nd, backward):
     def ref(s):
         t = _vals(s)
-        x = t["self"]
-        if x.size == 0:
+        fmt = s.tensors["self"].format
+        if not t["self"].size:
             return {}
-        k, st, p, d = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, "stride"), _attr_list(s, "padding"),
-                              _attr_list(s, "dilation"))
-        if not bwd:
-            y, idx = max_pool(x, S, k, st, p, d, s.attrs["ceil_mode"])
-            return {"out": y, "indices": idx.astype(np.float64)}
-        return {"grad_input": max_pool_backward(t["grad_output"], x, t["indices"].astype(np.int64), S)}
+        k, st, p, d, ceil = _win(s, nd)
+        if not backward:
+            y, idx = max_pool_ref(_cf(t["self"], fmt), nd, k, st, p, d, ceil)
+            return {"out": _uncf(y, fmt), "indices": _uncf(idx, fmt)}
+        gx = max_pool_bwd_ref(_cf(t["grad_output"], fmt), _cf(t["indices"], fmt), _cf(t["self"], fmt).shape, nd,
+                              k, st, p, d)
+        return {"grad_input": _uncf(gx, fmt)}
     return ref
 
 
-def avg_ref(S, bwd):
-    two = S == 2
-    st_n, pd_n = ("strides", "paddings") if two and not bwd else ("stride", "padding")
-    out = ("grad_input" if two else "output") if bwd else "out"
-
+def ref_avg(nd, backward, names):
     def ref(s):
         t = _vals(s)
-        x = t["self"]
-        if x.size == 0:
+        fmt = s.tensors["self"].format
+        if not t["self"].size:
             return {}
-        k, st, p, _ = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, st_n), _attr_list(s, pd_n), [1])
-        a = s.attrs
-        if not bwd:
-            return {out: avg_pool(x, S, k, st, p, a["ceil_mode"], a["count_include_pad"], a["divisor_override"])}
-        return {out: avg_pool_backward(t["grad_output"], x, S, k, st, p, a["ceil_mode"], a["count_include_pad"],
-                                       a["divisor_override"])}
+        k, st, p, _, ceil = _win(s, nd, names)
+        cip, div = s.attrs["count_include_pad"], s.attrs["divisor_override"]
+        if not backward:
+            return {"out": _uncf(avg_pool_ref(_cf(t["self"], fmt), nd, k, st, p, ceil, cip, div), fmt)}
+        gx = avg_pool_bwd_ref(_cf(t["grad_output"], fmt), _cf(t["self"], fmt).shape, nd, k, st, p, ceil, cip, div)
+        return {("grad_input" if nd == 2 else "output"): _uncf(gx, fmt)}
     return ref
 
 
-def adaptive_ref(bwd):
+def ref_adaptive(backward):
     def ref(s):
         t = _vals(s)
-        if t["self"].size == 0:
+        if not t["self"].size:
             return {}
-        if not bwd:
-            osz = _attr_list(s, "output_size")
-            return {"out": adaptive_avg(t["self"], osz * (2 // len(osz)))}
-        return {"out": adaptive_avg_backward(t["grad_output"], t["self"])}
+        if not backward:
+            return {"out": adaptive_ref(t["self"], s.tensors["out"].values.shape[-2:])}
+        return {"out": adaptive_bwd_ref(t["grad_output"], t["self"].shape)}
     return ref
 
 
-# PyTorch ------------------------------------------------------------------------------------------------
+# PyTorch (float64, CPU) ------------------------------------------------------------------------------
 
-def torch_max(S, bwd):
+def _torch_in(s, name):
+    import torch
+    v = _vals(s)[name]
+    return torch.from_numpy(_cf(v, s.tensors["self"].format).copy())
+
+
+def torch_max(nd, backward):
     def ref(s):
         import torch
-        t = _vals(s)
-        x = torch.tensor(t["self"], requires_grad=True)
-        k, st, p, d = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, "stride"), _attr_list(s, "padding"),
-                              _attr_list(s, "dilation"))
-        fn = torch.nn.functional.max_pool2d_with_indices if S == 2 else torch.nn.functional.max_pool3d_with_indices
-        if np.isnan(t["self"]).any():
-            return {}
-        y, idx = fn(x, k, st, p, d, ceil_mode=s.attrs["ceil_mode"])
-        if not bwd:
-            return {"out": y.detach().numpy(), "indices": idx.numpy().astype(np.float64)}
-        if not np.array_equal(idx.numpy(), t["indices"].astype(np.int64)):
-            return {}                  # the sample's indices come from our reference (ties): compare elsewhere
-        y.backward(torch.tensor(t["grad_output"]))
-        return {"grad_input": x.grad.numpy()}
+        import torch.nn.functional as Fn
+        fmt = s.tensors["self"].format
+        k, st, p, d, ceil = _win(s, nd)
+        if any(2 * pp > kk for pp, kk in zip(p, k)):
+            return {}                          # PyTorch refuses pad > kernel/2 (CANN's backward takes it)
+        if backward:
+            iv, P = s.tensors["indices"].values, int(np.prod(_cf(s.tensors["self"].values, fmt).shape[-nd:]))
+            if np.any((iv < 0) | (iv >= P)):
+                return {}                      # PyTorch would write out of bounds
+        x = _torch_in(s, "self")
+        if not backward:
+            fn = Fn.max_pool2d if nd == 2 else Fn.max_pool3d
+            y, i = fn(x, k, st, p, d, ceil, return_indices=True)
+            return {"out": _uncf(y.numpy(), fmt), "indices": _uncf(i.numpy(), fmt)}
+        gy, idx = _torch_in(s, "grad_output"), _torch_in(s, "indices").long()
+        op = torch.ops.aten.max_pool2d_with_indices_backward if nd == 2 else \
+            torch.ops.aten.max_pool3d_with_indices_backward
+        return {"grad_input": _uncf(op(gy, x, k, st, p, d, ceil, idx).numpy(), fmt)}
     return ref
 
 
-def torch_avg(S, bwd):
-    two = S == 2
-    st_n, pd_n = ("strides", "paddings") if two and not bwd else ("stride", "padding")
-    out = ("grad_input" if two else "output") if bwd else "out"
-
+def torch_avg(nd, backward, names):
     def ref(s):
         import torch
-        t = _vals(s)
-        a = s.attrs
-        k, st, p, _ = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, st_n), _attr_list(s, pd_n), [1])
-        x = torch.tensor(t["self"], requires_grad=True)
-        fn = torch.nn.functional.avg_pool2d if two else torch.nn.functional.avg_pool3d
-        y = fn(x, k, st, p, a["ceil_mode"], a["count_include_pad"], a["divisor_override"] or None)
-        if not bwd:
-            return {out: y.detach().numpy()}
-        y.backward(torch.tensor(t["grad_output"]))
-        return {out: x.grad.numpy()}
+        import torch.nn.functional as Fn
+        fmt = s.tensors["self"].format
+        k, st, p, _, ceil = _win(s, nd, names)
+        cip, div = s.attrs["count_include_pad"], s.attrs["divisor_override"] or None
+        x = _torch_in(s, "self")
+        if not backward:
+            fn = Fn.avg_pool2d if nd == 2 else Fn.avg_pool3d
+            return {"out": _uncf(fn(x, k, st, p, ceil, cip, div).numpy(), fmt)}
+        op = torch.ops.aten.avg_pool2d_backward if nd == 2 else torch.ops.aten.avg_pool3d_backward
+        gx = op(_torch_in(s, "grad_output"), x, k, st, p, ceil, cip, div)
+        return {("grad_input" if nd == 2 else "output"): _uncf(gx.numpy(), fmt)}
     return ref
 
 
-def torch_adaptive(bwd):
+def torch_adaptive(backward):
     def ref(s):
         import torch
-        t = _vals(s)
-        x = torch.tensor(t["self"], requires_grad=True)
-        osz = list(t["grad_output"].shape[-2:]) if bwd else _attr_list(s, "output_size")
-        osz = osz * (2 // len(osz))
-        y = torch.nn.functional.adaptive_avg_pool2d(x, osz)
-        if not bwd:
-            return {"out": y.detach().numpy()}
-        y.backward(torch.tensor(t["grad_output"]))
-        return {"out": x.grad.numpy()}
+        x = _torch_in(s, "self")
+        if not backward:
+            return {"out": torch.nn.functional.adaptive_avg_pool2d(x, s.tensors["out"].values.shape[-2:]).numpy()}
+        return {"out": torch.ops.aten._adaptive_avg_pool2d_backward(_torch_in(s, "grad_output"), x).numpy()}
     return ref
 
 
-# errors -------------------------------------------------------------------------------------------------
+# errors -------------------------------------------------------------------------------------------
 
-def _set_attr(name, v):
-    return lambda s: s.attrs.__setitem__(name, v)
-
-
-def _set_t(name, **kv):
+def _set(name, **kv):
     return lambda s: [setattr(s.tensors[name], k, v) for k, v in kv.items()]
 
 
-def max_errors(S, bwd):
-    m = make_max(S, bwd)
-    shape = (2, 3, 7, 8) if S == 2 else (2, 2, 5, 6, 7)
-    first = "grad_output" if bwd else "self"
-    out = "grad_input" if bwd else "out"
+def _attr(name, v):
+    return lambda s: s.attrs.__setitem__(name, v)
+
+
+def _null(name):
+    return lambda s: s.tensors.__setitem__(name, None)
+
+
+def _window_errors(nd, names, has_dilation, pad_limit_kernel=False):
+    kn, sn, pn = names
+    big = [3] * (nd + 1)
+    cases = [
+        (f"{kn} null", NULLPTR, kn, _attr(kn, None)),
+        (f"{kn} of {nd + 1}", INVALID, kn, _attr(kn, IA(big))),
+        (f"{kn} empty", INVALID, kn, _attr(kn, IA([]))),
+        (f"{kn} 0", INVALID, kn, _attr(kn, IA([0]))),
+        (f"{kn} negative", INVALID, kn, _attr(kn, IA([2] * (nd - 1) + [-1]))),
+        (f"{kn} a list", INVALID, kn, _attr(kn, [2] * nd)),
+        (f"{sn} null", NULLPTR, sn, _attr(sn, None)),
+        (f"{sn} of {nd + 1}", INVALID, sn, _attr(sn, IA(big))),
+        (f"{sn} 0", INVALID, sn, _attr(sn, IA([0]))),
+        (f"{pn} null", NULLPTR, pn, _attr(pn, None)),
+        (f"{pn} empty", INVALID, pn, _attr(pn, IA([]))),
+        (f"{pn} of {nd + 1}", INVALID, pn, _attr(pn, IA([0] * (nd + 1)))),
+        (f"{pn} negative", INVALID, pn, _attr(pn, IA([-1]))),
+        (f"{pn} > kernel", INVALID, pn, _attr(pn, IA([4]))),
+        ("ceil_mode null", NULLPTR, "ceil_mode", _attr("ceil_mode", None)),
+        ("ceil_mode an int", INVALID, "ceil_mode", _attr("ceil_mode", 1)),
+    ]
+    if not pad_limit_kernel:
+        cases.append((f"{pn} > kernel/2", INVALID, pn, _attr(pn, IA([2]))))
+    if has_dilation:
+        cases += [("dilation null", NULLPTR, "dilation", _attr("dilation", None)),
+                  ("dilation 0", INVALID, "dilation", _attr("dilation", IA([0]))),
+                  ("dilation empty", INVALID, "dilation", _attr("dilation", IA([]))),
+                  (f"dilation of {nd + 1}", INVALID, "dilation", _attr("dilation", IA([1] * (nd + 1))))]
+    return cases
+
+
+def max_errors(nd, backward):
+    make = make_max(nd, backward)
+    S = (2, 3, 6, 6) if nd == 2 else (2, 2, 5, 6, 5)
 
     def errors(rng):
-        def case(note, status, name, fn):
-            s = m(rng, shape, (3,), (2,), (1,), note=note)
-            fn(s)
-            return ErrorCase(s, status, name)
-        return [
-            case("self null", NULLPTR, "self", lambda s: s.tensors.__setitem__("self", None)),
-            case("indices null", NULLPTR, "indices", lambda s: s.tensors.__setitem__("indices", None)),
-            case(f"{out} null", NULLPTR, out, lambda s: s.tensors.__setitem__(out, None)),
-            case("kernel_size null", NULLPTR, "kernel_size", _set_attr("kernel_size", None)),
-            case("kernel of 0", INVALID, "kernel_size", _set_attr("kernel_size", IA([0]))),
-            case(f"kernel of {S + 1} values", INVALID, "kernel_size", _set_attr("kernel_size", IA([2] * (S + 1)))),
-            case("stride 0", INVALID, "stride", _set_attr("stride", IA([0]))),
-            case(f"stride of {S + 1} values", INVALID, "stride", _set_attr("stride", IA([1] * (S + 1)))),
-            case("padding over half the kernel", INVALID, "padding", _set_attr("padding", IA([2]))),
-            case("negative padding", INVALID, "padding", _set_attr("padding", IA([-1]))),
-            case("empty padding", INVALID, "padding", _set_attr("padding", IA([]))),
-            case("dilation 0", INVALID, "dilation", _set_attr("dilation", IA([0]))),
-            case("kernel larger than the padded input", INVALID, "kernel_size",
-                 _set_attr("kernel_size", IA([11] * S))),
-            case("INT32 data", INVALID, "self", _set_t("self", dtype=I32)),
-            case("FLOAT indices", INVALID, "indices", _set_t("indices", dtype=F32)),
-            case(f"{out} dtype differs", INVALID, out, _set_t(out, dtype=F16)),
-            case("out shape wrong" if not bwd else "grad_output shape wrong", INVALID, "out" if not bwd else first,
-                 _set_t("out" if not bwd else first, values=np.zeros((2, 3, *([1] * S))))),
-            case("rank too small", INVALID, "rank", lambda s: [setattr(s.tensors[n], "values", np.zeros((4,) * S))
-                                                               for n in s.tensors if s.tensors[n] is not None]),
+        def case(note, status, names, fn=None, shape=S, w=None, **kw):
+            s = make(rng, shape, w or Win([3], [2], [1]), note=note, **kw)
+            if fn:
+                fn(s)
+            return ErrorCase(s, status, names)
+        data = "grad_output" if backward else "self"
+        outn = "grad_input" if backward else "out"
+        tens = ("grad_output", "self", "indices", "grad_input") if backward else ("self", "out", "indices")
+        out = [case(f"{n} null", NULLPTR, n, _null(n)) for n in tens]
+        out += [case(*c) for c in _window_errors(nd, ("kernel_size", "stride", "padding"), True,
+                                                 pad_limit_kernel=backward and nd == 2)]
+        out += [
+            case("INT32 data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", I32) for n in tens
+                                                          if n != "indices"]),
+            case("DOUBLE data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", A.ACL_DOUBLE) for n in tens
+                                                           if n != "indices"]),
+            case(f"{outn} dtype differs", INVALID, outn, _set(outn, dtype=F16)),
+            case("indices FLOAT", INVALID, "indices", _set("indices", dtype=F32)),
+            case("indices INT16", INVALID, "indices", _set("indices", dtype=A.ACL_INT16)),
+            case("private format", INVALID, "self", _set("self", format=A.ACL_FORMAT_NC1HWC0)),
+            case("rank too low", INVALID, "self", shape=S[2:]),
+            case("rank too high", INVALID, "self", shape=(1,) + S),
+            case("output size 0 (kernel larger than input)", INVALID, "self",
+                 w=Win([7 if nd == 2 else 6], [1], [0])),
+            case("indices shape wrong", INVALID, "indices",
+                 _set("indices", values=np.zeros(S[:-1] + (5,), np.int64))),
         ]
-    return errors
-
-
-def avg_errors(S, bwd):
-    m = make_avg(S, bwd)
-    shape = (2, 3, 7, 8) if S == 2 else (2, 2, 5, 6, 7)
-    two = S == 2
-    st_n, pd_n = ("strides", "paddings") if two and not bwd else ("stride", "padding")
-    out = ("grad_input" if two else "output") if bwd else "out"
-
-    def errors(rng):
-        def case(note, status, name, fn):
-            s = m(rng, shape, (3,), (2,), (1,), note=note)
-            fn(s)
-            return ErrorCase(s, status, name)
-        cases = [
-            case("self null", NULLPTR, "self", lambda s: s.tensors.__setitem__("self", None)),
-            case(f"{out} null", NULLPTR, out, lambda s: s.tensors.__setitem__(out, None)),
-            case("kernel of 0", INVALID, "kernel_size", _set_attr("kernel_size", IA([0]))),
-            case(f"{st_n} of {S + 1} values", INVALID, st_n, _set_attr(st_n, IA([1] * (S + 1)))),
-            case("padding over half the kernel", INVALID, pd_n, _set_attr(pd_n, IA([2]))),
-            case("divisor_override beyond int32", INVALID, "divisor_override", _set_attr("divisor_override", 2 ** 40)),
-            case("INT32 data", INVALID, "self", _set_t("self", dtype=I32)),
-            case(f"{out} dtype differs", INVALID, out, _set_t(out, dtype=BF16)),
-        ]
-        if two:
-            cases.append(case("cube_math_type 7", INVALID, "cube_math_type", _set_attr("cube_math_type", 7)))
-        if bwd:
-            s = m(rng, (0, 3, 7, 8) if two else (0, 2, 5, 6, 7), (3,), (2,), (1,), note="empty tensors")
-            cases.append(ErrorCase(s, INVALID, "grad_output"))
-        return cases
-    return errors
-
-
-def adaptive_errors(bwd):
-    m = make_adaptive(bwd)
-
-    def errors(rng):
-        def case(note, status, name, fn):
-            s = m(rng, (2, 3, 7, 9), (3, 4), note=note)
-            fn(s)
-            return ErrorCase(s, status, name)
-        cases = [case("self null", NULLPTR, "self", lambda s: s.tensors.__setitem__("self", None)),
-                 case("out null", NULLPTR, "out", lambda s: s.tensors.__setitem__("out", None)),
-                 case("out dtype differs", INVALID, "out", _set_t("out", dtype=F16)),
-                 case("INT32", INVALID, "self", _set_t("self", dtype=I32))]
-        if not bwd:
-            cases += [case("output_size 0", INVALID, "output_size", _set_attr("output_size", IA([0, 2]))),
-                      case("output_size of 3", INVALID, "output_size", _set_attr("output_size", IA([1, 2, 3]))),
-                      case("out shape wrong", INVALID, "out", _set_t("out", values=np.zeros((2, 3, 4, 4))))]
+        out.append(case("empty channels", INVALID, "self", shape=(2, 0) + S[2:]))
+        out.append(case("empty spatial dim (padding would give an output)", INVALID, "self",
+                        shape=S[:-1] + (0,), w=Win([2], [1], [1])))
+        if nd == 2:
+            out.append(case("NCL format", INVALID, "self", _set("self", format=NCL), shape=(3, 6, 6)))
+            out.append(case("NHWC on rank 3", INVALID, "self", _set("self", format=NHWC), shape=(3, 6, 6)))
         else:
-            cases.append(case("grad_output batch differs", INVALID, "grad_output",
-                              _set_t("grad_output", values=np.zeros((3, 3, 3, 4)))))
-        return cases
+            out.append(case("NDHWC format", INVALID, "self", lambda s: [setattr(s.tensors[n], "format", NDHWC)
+                                                                        for n in tens]))
+        if backward:
+            out += [case("self dtype differs", INVALID, "self", _set("self", dtype=F16)),
+                    case("grad_output shape wrong", INVALID, "grad_output",
+                         _set("grad_output", values=np.zeros(S[:-1] + (2,)))),
+                    case("grad_input shape wrong", INVALID, "grad_input",
+                         _set("grad_input", values=np.zeros(S[:-1] + (S[-1] + 1,))))]
+        else:
+            out += [case("out shape wrong", INVALID, "out", _set("out", values=np.zeros(S[:-1] + (2,)))),
+                    case("out format differs", INVALID, "out", _set("out", format=NCHW if nd == 2 else NCDHW))]
+
+        def overlap(d):
+            d[outn].tensor.addr = d["self"].tensor.addr + 4
+            d[outn].tensor.storage_dims = d["self"].tensor.storage_dims
+        s = make(rng, S, Win([3], [2], [1]), note="output overlaps self")
+        s.mutate = overlap
+        out.append(ErrorCase(s, INVALID, outn))
+        return out
     return errors
+
+
+def avg_errors(nd, backward, names, cube, empty_ok):
+    make = make_avg(nd, backward, names, cube)
+    S = (2, 3, 6, 6) if nd == 2 else (2, 2, 5, 6, 5)
+
+    def errors(rng):
+        def case(note, status, nm, fn=None, shape=S, w=None, **kw):
+            s = make(rng, shape, w or Win([3], [2], [1]), note=note, **kw)
+            if fn:
+                fn(s)
+            return ErrorCase(s, status, nm)
+        data = "grad_output" if backward else "self"
+        outn = ("grad_input" if nd == 2 else "output") if backward else "out"
+        tens = ("grad_output", "self", outn) if backward else ("self", "out")
+        out = [case(f"{n} null", NULLPTR, n, _null(n)) for n in tens]
+        out += [case(*c) for c in _window_errors(nd, names, False)]
+        out += [
+            case("count_include_pad null", NULLPTR, "count_include_pad", _attr("count_include_pad", None)),
+            case("count_include_pad an int", INVALID, "count_include_pad", _attr("count_include_pad", 0)),
+            case("divisor_override null", NULLPTR, "divisor_override", _attr("divisor_override", None)),
+            case("divisor_override a float", INVALID, "divisor_override", _attr("divisor_override", 2.0)),
+            case("INT32 data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", I32) for n in tens]),
+            case("DOUBLE data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", A.ACL_DOUBLE) for n in tens]),
+            case(f"{outn} dtype differs", INVALID, outn, _set(outn, dtype=BF16)),
+            case("private format", INVALID, "self", _set("self", format=A.ACL_FORMAT_NC1HWC0)),
+            case("rank too low", INVALID, "self", shape=S[2:]),
+            case("rank too high", INVALID, "self", shape=(1,) + S),
+            case("output size 0", INVALID, "self", w=Win([7 if nd == 2 else 6], [1], [0])),
+        ]
+        if nd == 2:
+            out.append(case("NHWC format (not allowed)", INVALID, "self",
+                            lambda s: [setattr(s.tensors[n], "format", NHWC) for n in tens]))
+        else:
+            out.append(case("NDHWC format", INVALID, "self",
+                            lambda s: [setattr(s.tensors[n], "format", NDHWC) for n in tens]))
+        if cube:
+            out += [case("cube_math_type 4", INVALID, "cube_math_type", _attr("cube_math_type", 4)),
+                    case("cube_math_type -1", INVALID, "cube_math_type", _attr("cube_math_type", -1)),
+                    case("cube_math_type null", NULLPTR, "cube_math_type", _attr("cube_math_type", None))]
+        out.append(case("empty channels", INVALID, "self", shape=(2, 0) + S[2:]))
+        out.append(case("empty spatial dim", INVALID, "self", shape=S[:-1] + (0,), w=Win([2], [1], [1])))
+        if not empty_ok:
+            out.append(case("empty batch", INVALID, "self", shape=(0,) + S[1:]))
+        if backward:
+            out += [case("self dtype differs", INVALID, "self", _set("self", dtype=F16)),
+                    case("grad_output shape wrong", INVALID, "grad_output",
+                         _set("grad_output", values=np.zeros(S[:-1] + (2,)))),
+                    case(f"{outn} shape wrong", INVALID, outn, _set(outn, values=np.zeros(S[:-1] + (S[-1] + 1,))))]
+        else:
+            out += [case("out shape wrong", INVALID, "out", _set("out", values=np.zeros(S[:-1] + (2,)))),
+                    case("out format differs", INVALID, "out", _set("out", format=NCHW if nd == 2 else NCDHW))]
+
+        def overlap(d):
+            d[outn].tensor.addr = d[data].tensor.addr + 4
+            d[outn].tensor.storage_dims = d[data].tensor.storage_dims
+        s = make(rng, S, Win([3], [2], [1]), note="output overlaps an input")
+        s.mutate = overlap
+        out.append(ErrorCase(s, INVALID, outn))
+        return out
+    return errors
+
+
+def adaptive_errors(backward):
+    make = make_adaptive(backward)
+    S = (2, 3, 7, 9)
+
+    def errors(rng):
+        def case(note, status, nm, fn=None, shape=S, osz=(3, 4)):
+            s = make(rng, shape, list(osz), note=note)
+            if fn:
+                fn(s)
+            return ErrorCase(s, status, nm)
+        tens = ("grad_output", "self", "out") if backward else ("self", "out")
+        data = tens[0]
+        out = [case(f"{n} null", NULLPTR, n, _null(n)) for n in tens]
+        out += [case("INT32 data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", I32) for n in tens]),
+                case("out dtype differs", INVALID, "out", _set("out", dtype=F16)),
+                case("rank 2", INVALID, "self", shape=(7, 9), osz=(3, 4)),
+                case("rank 5", INVALID, "self", shape=(1, 2, 3, 7, 9)),
+                case("NHWC format", INVALID, "self", lambda s: [setattr(s.tensors[n], "format", NHWC) for n in tens]),
+                case("empty H", INVALID, "self", shape=(2, 3, 0, 9), osz=(3, 4)),
+                case("empty channels", INVALID, "self", shape=(2, 0, 7, 9), osz=(3, 4)),
+                case("out shape wrong", INVALID, "out", _set("out", values=np.zeros((2, 3, 7, 8))))]
+        if backward:
+            out += [case("grad_output rank 3", INVALID, "grad_output",
+                         _set("grad_output", values=np.zeros((3, 3, 4)))),
+                    case("grad_output channels differ", INVALID, "grad_output",
+                         _set("grad_output", values=np.zeros((2, 4, 3, 4)))),
+                    case("grad_output empty spatial", INVALID, "grad_output",
+                         _set("grad_output", values=np.zeros((2, 3, 0, 4)))),
+                    case("self dtype differs", INVALID, "self", _set("self", dtype=BF16))]
+        else:
+            out += [case("output_size null", NULLPTR, "output_size", _attr("output_size", None)),
+                    case("output_size of 3", INVALID, "output_size", _attr("output_size", IA([1, 2, 3]))),
+                    case("output_size empty", INVALID, "output_size", _attr("output_size", IA([]))),
+                    case("output_size 0", INVALID, "output_size", _attr("output_size", IA([0, 4])))]
+        return out
+    return errors
+
+
+# registration ---------------------------------------------------------------------------------------
+
+def _tol(s):
+    return 4.0
 
 
 def _in_place_layouts(s):
-    layouts = {t.layout for t in s.tensors.values() if t is not None}
-    return len(layouts) == 1 and layouts <= {"contiguous", "channels_last", "offset"}
+    """Every dense layout is computed at its own strides: no workspace unless a view has gaps."""
+    return all(t.layout != "strided" for t in s.tensors.values() if t is not None)
 
 
-def _dd(s):
-    return next(t.dtype for n, t in s.tensors.items() if t is not None and n != "indices")
+def bench_max(nd, backward):
+    make = make_max(nd, backward)
+
+    def bench(rng, shape, dtype, channels_last):
+        shape = tuple(shape) if nd == 2 else tuple(shape[:2]) + (8,) + tuple(shape[2:])
+        return make(rng, shape, Win([3], [2], [1]), dtype, layout="channels_last" if channels_last else "contiguous",
+                    note="bench")
+    return bench
 
 
-OPS = []
-for _S, _mx, _av in ((2, "MaxPool2dWithIndices", "AvgPool2d"), (3, "MaxPool3dWithArgmax", "AvgPool3d")):
-    OPS += [
-        OpInfo(_mx, max_samples(_S, False), max_ref(_S, False), max_errors(_S, False), ("out", "indices"),
-               torch_reference=torch_max(_S, False), data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="self"),
-        OpInfo(_mx + "Backward", max_samples(_S, True), max_ref(_S, True), max_errors(_S, True), ("grad_input",),
-               torch_reference=torch_max(_S, True), data_dtype_of=_dd, zero_workspace=_in_place_layouts, data="self"),
-        OpInfo(_av, avg_samples(_S, False), avg_ref(_S, False), avg_errors(_S, False), ("out",),
-               torch_reference=torch_avg(_S, False), zero_workspace=_in_place_layouts, data="self"),
-        OpInfo(_av + "Backward", avg_samples(_S, True), avg_ref(_S, True), avg_errors(_S, True),
-               ("grad_input" if _S == 2 else "output",), torch_reference=torch_avg(_S, True),
-               zero_workspace=_in_place_layouts, data="self"),
-    ]
-OPS += [
-    OpInfo("AdaptiveAvgPool2d", adaptive_samples(False), adaptive_ref(False), adaptive_errors(False), ("out",),
-           torch_reference=torch_adaptive(False), zero_workspace=_in_place_layouts, data="self"),
-    OpInfo("AdaptiveAvgPool2dBackward", adaptive_samples(True), adaptive_ref(True), adaptive_errors(True), ("out",),
-           torch_reference=torch_adaptive(True), zero_workspace=_in_place_layouts, data="self"),
+def bench_avg(nd, backward, names, cube):
+    make = make_avg(nd, backward, names, cube)
+
+    def bench(rng, shape, dtype, channels_last):
+        shape = tuple(shape) if nd == 2 else tuple(shape[:2]) + (8,) + tuple(shape[2:])
+        return make(rng, shape, Win([3], [2], [1]), dtype, layout="channels_last" if channels_last else "contiguous",
+                    note="bench")
+    return bench
+
+
+def bench_adaptive(backward):
+    make = make_adaptive(backward)
+
+    def bench(rng, shape, dtype, channels_last):
+        return make(rng, tuple(shape), [max(shape[2] // 2, 1), max(shape[3] // 2, 1)], dtype,
+                    layout="channels_last" if channels_last else "contiguous", note="bench")
+    return bench
+
+
+def torch_of(kind, nd):
+    """PyTorch's op on tensors of the sample's shape, dtype and memory format (for the benchmarks)."""
+    def make(s, device):
+        import torch
+        dt = {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16}
+        mf = torch.channels_last if nd == 2 else torch.channels_last_3d
+
+        def t(n):
+            sp = s.tensors[n]
+            v = torch.from_numpy(_cf(sp.rounded(), sp.format).copy())
+            if sp.dtype in dt:
+                v = v.to(dt[sp.dtype])
+            v = v.to(device)
+            if sp.layout == "channels_last" and v.dim() == nd + 2:
+                v = v.contiguous(memory_format=mf)
+            return v
+        x = t("self")
+        if kind in ("max", "maxb"):
+            k, st, p, d, ceil = _win(s, nd)
+            if kind == "max":
+                fn = torch.nn.functional.max_pool2d if nd == 2 else torch.nn.functional.max_pool3d
+                return lambda: fn(x, k, st, p, d, ceil, return_indices=True)
+            gy, idx = t("grad_output"), t("indices").long()
+            op = torch.ops.aten.max_pool2d_with_indices_backward if nd == 2 else \
+                torch.ops.aten.max_pool3d_with_indices_backward
+            return lambda: op(gy, x, k, st, p, d, ceil, idx)
+        if kind in ("avg", "avgb"):
+            nm = ("kernel_size", "strides", "paddings") if "strides" in s.attrs else ("kernel_size", "stride", "padding")
+            k, st, p, _, ceil = _win(s, nd, nm)
+            cip, div = s.attrs["count_include_pad"], s.attrs["divisor_override"] or None
+            if kind == "avg":
+                fn = torch.nn.functional.avg_pool2d if nd == 2 else torch.nn.functional.avg_pool3d
+                return lambda: fn(x, k, st, p, ceil, cip, div)
+            gy = t("grad_output")
+            op = torch.ops.aten.avg_pool2d_backward if nd == 2 else torch.ops.aten.avg_pool3d_backward
+            return lambda: op(gy, x, k, st, p, ceil, cip, div)
+        if kind == "ada":
+            osz = s.tensors["out"].values.shape[-2:]
+            return lambda: torch.nn.functional.adaptive_avg_pool2d(x, osz)
+        gy = t("grad_output")
+        return lambda: torch.ops.aten._adaptive_avg_pool2d_backward(gy, x)
+    return make
+
+
+_AVG2D = ("kernel_size", "strides", "paddings")
+_AVGB = ("kernel_size", "stride", "padding")
+
+OPS = [
+    OpInfo("MaxPool2dWithIndices", max_samples(2, False), ref_max(2, False), max_errors(2, False),
+           ("out", "indices"), _tol, torch_reference=torch_max(2, False), zero_workspace=_in_place_layouts,
+           data="self", bench=bench_max(2, False), torch_gpu=torch_of("max", 2)),
+    OpInfo("MaxPool2dWithIndicesBackward", max_samples(2, True), ref_max(2, True), max_errors(2, True),
+           ("grad_input",), _tol, torch_reference=torch_max(2, True), zero_workspace=_in_place_layouts,
+           data="grad_output", bench=bench_max(2, True), torch_gpu=torch_of("maxb", 2)),
+    OpInfo("AvgPool2d", avg_samples(2, False, _AVG2D, True, False), ref_avg(2, False, _AVG2D),
+           avg_errors(2, False, _AVG2D, True, False), ("out",), _tol, torch_reference=torch_avg(2, False, _AVG2D),
+           zero_workspace=_in_place_layouts, data="self", bench=bench_avg(2, False, _AVG2D, True), torch_gpu=torch_of("avg", 2)),
+    OpInfo("AvgPool2dBackward", avg_samples(2, True, _AVGB, True, False), ref_avg(2, True, _AVGB),
+           avg_errors(2, True, _AVGB, True, False), ("grad_input",), _tol, torch_reference=torch_avg(2, True, _AVGB),
+           zero_workspace=_in_place_layouts, data="grad_output", bench=bench_avg(2, True, _AVGB, True), torch_gpu=torch_of("avgb", 2)),
+    OpInfo("AvgPool3d", avg_samples(3, False, _AVGB, False, True), ref_avg(3, False, _AVGB),
+           avg_errors(3, False, _AVGB, False, True), ("out",), _tol, torch_reference=torch_avg(3, False, _AVGB),
+           zero_workspace=_in_place_layouts, data="self", bench=bench_avg(3, False, _AVGB, False), torch_gpu=torch_of("avg", 3)),
+    OpInfo("AvgPool3dBackward", avg_samples(3, True, _AVGB, False, True), ref_avg(3, True, _AVGB),
+           avg_errors(3, True, _AVGB, False, True), ("output",), _tol, torch_reference=torch_avg(3, True, _AVGB),
+           zero_workspace=_in_place_layouts, data="grad_output", bench=bench_avg(3, True, _AVGB, False), torch_gpu=torch_of("avgb", 3)),
+    OpInfo("MaxPool3dWithArgmax", max_samples(3, False), ref_max(3, False), max_errors(3, False),
+           ("out", "indices"), _tol, torch_reference=torch_max(3, False), zero_workspace=_in_place_layouts,
+           data="self", bench=bench_max(3, False), torch_gpu=torch_of("max", 3)),
+    OpInfo("MaxPool3dWithArgmaxBackward", max_samples(3, True), ref_max(3, True), max_errors(3, True),
+           ("grad_input",), _tol, torch_reference=torch_max(3, True), zero_workspace=_in_place_layouts,
+           data="grad_output", bench=bench_max(3, True), torch_gpu=torch_of("maxb", 3)),
+    OpInfo("AdaptiveAvgPool2d", adaptive_samples(False), ref_adaptive(False), adaptive_errors(False), ("out",), _tol,
+           torch_reference=torch_adaptive(False), zero_workspace=_in_place_layouts, data="self",
+           bench=bench_adaptive(False), torch_gpu=torch_of("ada", 2)),
+    OpInfo("AdaptiveAvgPool2dBackward", adaptive_samples(True), ref_adaptive(True), adaptive_errors(True), ("out",),
+           _tol, torch_reference=torch_adaptive(True), zero_workspace=_in_place_layouts, data="grad_output",
+           bench=bench_adaptive(True), torch_gpu=torch_of("adab", 2)),
 ]
-
-
-# benchmarks (benchmarks/bench_ops.py): calls of any NCHW shape, NCHW or channels-last --------------
-
-_TDT = {F32: "float32", F16: "float16", BF16: "bfloat16"}
-
-
-def _bench_shape(S, shape):
-    return tuple(shape) if S == 2 else (shape[0], shape[1], 4, max(shape[2] // 2, 2), max(shape[3] // 2, 2))
-
-
-def bench_max(S, bwd):
-    def bench(rng, shape, dt, cl):
-        return make_max(S, bwd)(rng, _bench_shape(S, shape), (3,), (2,), (1,), dt=dt,
-                                layout="channels_last" if cl else "contiguous", note="bench")
-    return bench
-
-
-def bench_avg(S, bwd):
-    def bench(rng, shape, dt, cl):
-        return make_avg(S, bwd)(rng, _bench_shape(S, shape), (3,), (2,), (1,), dt=dt,
-                                layout="channels_last" if cl else "contiguous", note="bench")
-    return bench
-
-
-def _torch_tensors(s, device):
-    import torch
-    return {n: torch.from_numpy(t.rounded()).to(device=device, dtype=getattr(torch, _TDT.get(t.dtype, "int64")))
-            for n, t in s.tensors.items() if t is not None}
-
-
-def torch_gpu_max(S, bwd):
-    def make(s, device):
-        import torch
-        t = _torch_tensors(s, device)
-        k, st, p, d = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, "stride"), _attr_list(s, "padding"),
-                              _attr_list(s, "dilation"))
-        if not bwd:
-            fn = torch.nn.functional.max_pool2d_with_indices if S == 2 else torch.nn.functional.max_pool3d_with_indices
-            return lambda: fn(t["self"], k, st, p, d)
-        op = torch.ops.aten.max_pool2d_with_indices_backward if S == 2 else torch.ops.aten.max_pool3d_with_indices_backward
-        return lambda: op(t["grad_output"], t["self"], k, st, p, d, False, t["indices"])
-    return make
-
-
-def torch_gpu_avg(S, bwd):
-    def make(s, device):
-        import torch
-        t = _torch_tensors(s, device)
-        two = S == 2
-        st_n, pd_n = ("strides", "paddings") if two and not bwd else ("stride", "padding")
-        k, st, p, _ = _params(S, _attr_list(s, "kernel_size"), _attr_list(s, st_n), _attr_list(s, pd_n), [1])
-        if not bwd:
-            fn = torch.nn.functional.avg_pool2d if two else torch.nn.functional.avg_pool3d
-            return lambda: fn(t["self"], k, st, p)
-        op = torch.ops.aten.avg_pool2d_backward if two else torch.ops.aten.avg_pool3d_backward
-        return lambda: op(t["grad_output"], t["self"], k, st, p, False, True, None)
-    return make
-
-
-for _info in OPS:
-    _S = 3 if "3d" in _info.name else 2
-    _bwd = _info.name.endswith("Backward")
-    if _info.name.startswith("MaxPool"):
-        _info.bench, _info.torch_gpu = bench_max(_S, _bwd), torch_gpu_max(_S, _bwd)
-    elif _info.name.startswith("AvgPool"):
-        _info.bench, _info.torch_gpu = bench_avg(_S, _bwd), torch_gpu_avg(_S, _bwd)
