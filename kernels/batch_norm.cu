@@ -165,6 +165,45 @@ constexpr int kSeg = 4096;        // NCX: longest tile (segment of one (n, c) pl
 constexpr int kCPT = 4;           // NXC: channels per thread
 constexpr int kRPT = 4;           // NXC: rows per thread per step
 
+// Compute (accumulator) type of a data or per-channel type: f32 for float, __half, __nv_bfloat16;
+// f64 for double. The workspace partials and per-channel coefficient arrays are slots of this type.
+template <typename T> struct Acc { using type = float; };
+template <> struct Acc<double> { using type = double; };
+template <typename T> using acc_t = typename Acc<T>::type;
+
+// One element of T to / from its compute type.
+template <typename T>
+__device__ __forceinline__ acc_t<T> ld(T v) {
+  if constexpr (sizeof(T) == 8) return v;
+  else return aclnn::to_f32(v);
+}
+template <typename T>
+__device__ __forceinline__ T st(acc_t<T> v) {
+  if constexpr (sizeof(T) == 8) return v;
+  else return aclnn::from_f32<T>(v);
+}
+
+// N consecutive elements base[idx .. idx+N) (base aligned to N*sizeof(T), idx % N == 0): one vector
+// access for 2- and 4-byte types, N element accesses for double.
+template <int N, typename T>
+__device__ __forceinline__ void ld_vec(const T* __restrict__ base, long long idx, acc_t<T> (&f)[N]) {
+  if constexpr (sizeof(T) == 8) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) f[k] = base[idx + k];
+  } else {
+    aclnn::load_vec_f32<N>(base, idx, f);
+  }
+}
+template <int N, typename T>
+__device__ __forceinline__ void st_vec(T* __restrict__ base, long long idx, const acc_t<T> (&f)[N]) {
+  if constexpr (sizeof(T) == 8) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) base[idx + k] = f[k];
+  } else {
+    aclnn::store_vec_f32<N>(base, idx, f);
+  }
+}
+
 __device__ __forceinline__ long long lmin(long long a, long long b) { return a < b ? a : b; }
 
 // NCX tiling of one (n, c) plane of S elements into `segs` segments of `seglen` (a multiple of
@@ -220,19 +259,19 @@ __device__ __forceinline__ int lane_id() {
 // ------------------------------------------------------------------------------------------------
 template <typename T, bool VEC, int E>
 __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long at, int rem, int tx, int x,
-                                         float (&v)[E], bool (&ok)[E]) {
+                                         acc_t<T> (&v)[E], bool (&ok)[E]) {
   constexpr int V = aclnn::Vec16<T>::value;
   if constexpr (VEC) {
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
       const bool in = off < rem;
-      float f[V];
+      acc_t<T> f[V];
       if (in) {
-        aclnn::load_vec_f32<V>(base, at + off, f);
+        ld_vec<V>(base, at + off, f);
       } else {
 #pragma unroll
-        for (int k = 0; k < V; ++k) f[k] = 0.f;
+        for (int k = 0; k < V; ++k) f[k] = acc_t<T>(0);
       }
 #pragma unroll
       for (int k = 0; k < V; ++k) {
@@ -246,24 +285,24 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
     for (int e = 0; e < E; ++e) {
       const int off = e * tx + x;
       ok[e] = off < rem;
-      v[e] = ok[e] ? aclnn::to_f32(p[off]) : 0.f;
+      v[e] = ok[e] ? ld(p[off]) : acc_t<T>(0);
     }
   }
 }
 
 template <typename T, bool VEC, int E>
 __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, int rem, int tx, int x,
-                                          const float (&v)[E]) {
+                                          const acc_t<T> (&v)[E]) {
   constexpr int V = aclnn::Vec16<T>::value;
   if constexpr (VEC) {
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
       if (off < rem) {
-        float f[V];
+        acc_t<T> f[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) f[k] = v[j * V + k];
-        aclnn::store_vec_f32<V>(base, at + off, f);
+        st_vec<V>(base, at + off, f);
       }
     }
   } else {
@@ -271,7 +310,7 @@ __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, in
 #pragma unroll
     for (int e = 0; e < E; ++e) {
       const int off = e * tx + x;
-      if (off < rem) p[off] = aclnn::from_f32<T>(v[e]);
+      if (off < rem) p[off] = st<T>(v[e]);
     }
   }
 }
@@ -356,23 +395,25 @@ __device__ __forceinline__ void ncx_write_bits(unsigned* __restrict__ mrow, long
 // NXC I/O: 4 consecutive channels c0..c0+3 of one row. VEC: C % 4 == 0 and 4*sizeof(T) alignment.
 // ------------------------------------------------------------------------------------------------
 template <typename T, bool VEC>
-__device__ __forceinline__ void nxc_load(const T* __restrict__ base, long long at, long long cleft, float (&f)[kCPT]) {
+__device__ __forceinline__ void nxc_load(const T* __restrict__ base, long long at, long long cleft,
+                                         acc_t<T> (&f)[kCPT]) {
   if constexpr (VEC) {
-    aclnn::load_vec_f32<kCPT>(base, at, f);
+    ld_vec<kCPT>(base, at, f);
   } else {
 #pragma unroll
-    for (int k = 0; k < kCPT; ++k) f[k] = (k < cleft) ? aclnn::to_f32(base[at + k]) : 0.f;
+    for (int k = 0; k < kCPT; ++k) f[k] = (k < cleft) ? ld(base[at + k]) : acc_t<T>(0);
   }
 }
 
 template <typename T, bool VEC>
-__device__ __forceinline__ void nxc_store(T* __restrict__ base, long long at, long long cleft, const float (&f)[kCPT]) {
+__device__ __forceinline__ void nxc_store(T* __restrict__ base, long long at, long long cleft,
+                                          const acc_t<T> (&f)[kCPT]) {
   if constexpr (VEC) {
-    aclnn::store_vec_f32<kCPT>(base, at, f);
+    st_vec<kCPT>(base, at, f);
   } else {
 #pragma unroll
     for (int k = 0; k < kCPT; ++k)
-      if (k < cleft) base[at + k] = aclnn::from_f32<T>(f[k]);
+      if (k < cleft) base[at + k] = st<T>(f[k]);
   }
 }
 
@@ -394,9 +435,10 @@ __device__ __forceinline__ void nxc_write_bits(unsigned* __restrict__ mask, long
 // block-level combines (fixed order)
 // ------------------------------------------------------------------------------------------------
 // Whole block -> one Welford (thread 0). All threads must call.
-__device__ __forceinline__ Welford<float, int> block_welford(Welford<float, int> w) {
-  __shared__ float s_mean[kMaxThreads / 32];
-  __shared__ float s_m2[kMaxThreads / 32];
+template <typename A>
+__device__ __forceinline__ Welford<A, int> block_welford(Welford<A, int> w) {
+  __shared__ A s_mean[kMaxThreads / 32];
+  __shared__ A s_m2[kMaxThreads / 32];
   __shared__ int s_n[kMaxThreads / 32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
   const int nw = (blockDim.x * blockDim.y) / 32;
@@ -409,7 +451,7 @@ __device__ __forceinline__ Welford<float, int> block_welford(Welford<float, int>
   __syncthreads();
   if (tid == 0) {
     for (int i = 1; i < nw; ++i) {
-      Welford<float, int> b;
+      Welford<A, int> b;
       b.mean = s_mean[i];
       b.m2 = s_m2[i];
       b.n = s_n[i];
@@ -420,9 +462,10 @@ __device__ __forceinline__ Welford<float, int> block_welford(Welford<float, int>
 }
 
 // Whole block -> two sums (thread 0). All threads must call.
-__device__ __forceinline__ void block_sum2(float& a, float& b) {
-  __shared__ float s_a[kMaxThreads / 32];
-  __shared__ float s_b[kMaxThreads / 32];
+template <typename A>
+__device__ __forceinline__ void block_sum2(A& a, A& b) {
+  __shared__ A s_a[kMaxThreads / 32];
+  __shared__ A s_b[kMaxThreads / 32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
   const int nw = (blockDim.x * blockDim.y) / 32;
   a = aclnn::warp_sum(a);
@@ -441,9 +484,10 @@ __device__ __forceinline__ void block_sum2(float& a, float& b) {
 }
 
 // NXC: combine the cy thread rows of each thread column (tree over y, fixed). Row 0 gets it.
-__device__ __forceinline__ void column_welford(Welford<float, int> (&w)[kCPT]) {
-  __shared__ float s_mean[kCPT][kMaxThreads];
-  __shared__ float s_m2[kCPT][kMaxThreads];
+template <typename A>
+__device__ __forceinline__ void column_welford(Welford<A, int> (&w)[kCPT]) {
+  __shared__ A s_mean[kCPT][kMaxThreads];
+  __shared__ A s_m2[kCPT][kMaxThreads];
   __shared__ int s_n[kMaxThreads];
   const int cx = blockDim.x, cy = blockDim.y, y = threadIdx.y;
   const int tid = threadIdx.x + cx * y;
@@ -459,7 +503,7 @@ __device__ __forceinline__ void column_welford(Welford<float, int> (&w)[kCPT]) {
       const int o = tid + off * cx;
 #pragma unroll
       for (int k = 0; k < kCPT; ++k) {
-        Welford<float, int> b;
+        Welford<A, int> b;
         b.mean = s_mean[k][o];
         b.m2 = s_m2[k][o];
         b.n = s_n[o];
@@ -472,9 +516,10 @@ __device__ __forceinline__ void column_welford(Welford<float, int> (&w)[kCPT]) {
   }
 }
 
-__device__ __forceinline__ void column_sum2(float (&a)[kCPT], float (&b)[kCPT]) {
-  __shared__ float s_a[kCPT][kMaxThreads];
-  __shared__ float s_b[kCPT][kMaxThreads];
+template <typename A>
+__device__ __forceinline__ void column_sum2(A (&a)[kCPT], A (&b)[kCPT]) {
+  __shared__ A s_a[kCPT][kMaxThreads];
+  __shared__ A s_b[kCPT][kMaxThreads];
   const int cx = blockDim.x, cy = blockDim.y, y = threadIdx.y;
   const int tid = threadIdx.x + cx * y;
 #pragma unroll
@@ -502,14 +547,15 @@ __device__ __forceinline__ void column_sum2(float (&a)[kCPT], float (&b)[kCPT]) 
 // ------------------------------------------------------------------------------------------------
 enum Act { kActIdentity = 0, kActRelu = 1, kActClippedRelu = 2 };
 
-__device__ __forceinline__ float act_fwd(float v, int act, float ceiling, bool& pass) {
+template <typename A>
+__device__ __forceinline__ A act_fwd(A v, int act, A ceiling, bool& pass) {
   if (act == kActRelu) {
-    pass = v > 0.f;
-    return v < 0.f ? 0.f : v;  // NaN propagates
+    pass = v > A(0);
+    return v < A(0) ? A(0) : v;  // NaN propagates
   }
   if (act == kActClippedRelu) {
-    pass = v > 0.f && v < ceiling;
-    return v < 0.f ? 0.f : (v > ceiling ? ceiling : v);
+    pass = v > A(0) && v < ceiling;
+    return v < A(0) ? A(0) : (v > ceiling ? ceiling : v);
   }
   pass = true;
   return v;
@@ -520,7 +566,7 @@ __device__ __forceinline__ float act_fwd(float v, int act, float ceiling, bool& 
 // ------------------------------------------------------------------------------------------------
 template <typename T, bool VEC>
 __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long long N, long long C, long long S,
-                                               long long c, float K, Welford<float, int>& w) {
+                                               long long c, acc_t<T> K, Welford<acc_t<T>, int>& w) {
   constexpr int E = kEPT;
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -535,7 +581,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long off0 = (tile.plane * C + c) * S + s0;
     for (int so = 0; so < len; so += step) {
-      float v[E];
+      acc_t<T> v[E];
       bool ok[E];
       ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
 #pragma unroll
@@ -548,12 +594,12 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
 
 template <typename T, bool VEC>
 __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long long R, long long C, long long c0,
-                                               const float (&K)[kCPT], Welford<float, int> (&w)[kCPT]) {
+                                               const acc_t<T> (&K)[kCPT], Welford<acc_t<T>, int> (&w)[kCPT]) {
   const int cy = blockDim.y, y = threadIdx.y;
   const long long rpc = static_cast<long long>(cy) * kRPT;
   const long long cleft = C - c0;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
-    float f[kRPT][kCPT];
+    acc_t<T> f[kRPT][kCPT];
     bool ok[kRPT];
 #pragma unroll
     for (int j = 0; j < kRPT; ++j) {
@@ -563,12 +609,12 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
         nxc_load<T, VEC>(x, r * C + c0, cleft, f[j]);
       } else {
 #pragma unroll
-        for (int k = 0; k < kCPT; ++k) f[j][k] = 0.f;
+        for (int k = 0; k < kCPT; ++k) f[j][k] = acc_t<T>(0);
       }
     }
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      float v[kRPT];
+      acc_t<T> v[kRPT];
 #pragma unroll
       for (int j = 0; j < kRPT; ++j) v[j] = f[j][k] - K[k];
       aclnn::welford_add_chunk(w[k], v, ok);
@@ -584,19 +630,20 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
 
 // (1a) Per-split Welford partials of x (shifted by K[c], the channel's first element).
 template <typename T, bool CL>
-__global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict__ x, float* __restrict__ ws, long long N, long long C,
-                                 long long S) {
+__global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict__ x, bnk::acc_t<T>* __restrict__ ws, long long N,
+                                 long long C, long long S) {
   using namespace bnk;
+  using A = acc_t<T>;
   const long long splits = gridDim.y, split = blockIdx.y;
-  float* ws_mean = ws;
-  float* ws_m2 = ws + splits * C;
+  A* ws_mean = ws;
+  A* ws_m2 = ws + splits * C;
   int* ws_n = reinterpret_cast<int*>(ws + 2 * splits * C);
-  float* ws_K = ws + 3 * splits * C;
+  A* ws_K = ws + 3 * splits * C;
   if constexpr (!CL) {
     constexpr int V = aclnn::Vec16<T>::value;
     const long long c = blockIdx.x;
-    const float K = aclnn::to_f32(x[c * S]);
-    Welford<float, int> w{0.f, 0.f, 0};
+    const A K = ld(x[c * S]);
+    Welford<A, int> w{A(0), A(0), 0};
     if (S % V == 0 && aclnn::is_aligned(x, 16))
       ncx_stats_loop<T, true>(x, N, C, S, c, K, w);
     else
@@ -611,12 +658,12 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
   } else {
     const long long c0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kCPT;
     const long long R = N * S;
-    float K[kCPT];
-    Welford<float, int> w[kCPT];
+    A K[kCPT];
+    Welford<A, int> w[kCPT];
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      K[k] = (c0 + k < C) ? aclnn::to_f32(x[c0 + k]) : 0.f;
-      w[k] = Welford<float, int>{0.f, 0.f, 0};
+      K[k] = (c0 + k < C) ? ld(x[c0 + k]) : A(0);
+      w[k] = Welford<A, int>{A(0), A(0), 0};
     }
     if (c0 < C) {
       if (C % kCPT == 0 && aclnn::is_aligned(x, kCPT * sizeof(T)))
@@ -642,18 +689,19 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
 
 // (1b) Combine the partials of each channel in a fixed order (double), write the statistics.
 template <typename P>
-__global__ void bn_stats_finalize(const float* __restrict__ ws, long long splits, long long C, float eps,
-                                  float momentum, const P* __restrict__ weight, const P* __restrict__ bias,
-                                  P* __restrict__ save_mean, P* __restrict__ save_invstd, P* running_mean,
-                                  P* running_var, float* __restrict__ mean_f, float* __restrict__ scale_f,
-                                  float* __restrict__ shift_f) {
+__global__ void bn_stats_finalize(const bnk::acc_t<P>* __restrict__ ws, long long splits, long long C,
+                                  bnk::acc_t<P> eps, bnk::acc_t<P> momentum, const P* __restrict__ weight,
+                                  const P* __restrict__ bias, P* __restrict__ save_mean, P* __restrict__ save_invstd,
+                                  P* running_mean, P* running_var, bnk::acc_t<P>* __restrict__ mean_f,
+                                  bnk::acc_t<P>* __restrict__ scale_f, bnk::acc_t<P>* __restrict__ shift_f) {
+  using A = bnk::acc_t<P>;
   const int lane = threadIdx.x & 31;
   const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (c >= C) return;  // whole warp leaves together
-  const float* ws_mean = ws;
-  const float* ws_m2 = ws + splits * C;
+  const A* ws_mean = ws;
+  const A* ws_m2 = ws + splits * C;
   const int* ws_n = reinterpret_cast<const int*>(ws + 2 * splits * C);
-  const float* ws_K = ws + 3 * splits * C;
+  const A* ws_K = ws + 3 * splits * C;
   aclnn::Welford<double, long long> w{0.0, 0.0, 0};
   for (long long s = lane; s < splits; s += 32) {
     aclnn::Welford<double, long long> b;
@@ -679,17 +727,19 @@ __global__ void bn_stats_finalize(const float* __restrict__ ws, long long splits
   }
   const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
   const double bv = bias ? aclnn::to_f64(bias[c]) : 0.0;
-  if (mean_f) mean_f[c] = static_cast<float>(mean);
-  if (scale_f) scale_f[c] = static_cast<float>(invstd * wv);
-  if (shift_f) shift_f[c] = static_cast<float>(bv);
+  if (mean_f) mean_f[c] = static_cast<A>(mean);
+  if (scale_f) scale_f[c] = static_cast<A>(invstd * wv);
+  if (shift_f) shift_f[c] = static_cast<A>(bv);
 }
 
 // (1c) Per-channel f32 coefficients from user tensors (inference / elemt / backward prep).
 template <typename P>
-__global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, int stat_is_var, float eps,
+__global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, int stat_is_var, bnk::acc_t<P> eps,
                         const P* __restrict__ weight, const P* __restrict__ bias, long long C,
-                        float* __restrict__ out_mean, float* __restrict__ out_invstd, float* __restrict__ out_w,
-                        float* __restrict__ out_scale, float* __restrict__ out_shift) {
+                        bnk::acc_t<P>* __restrict__ out_mean, bnk::acc_t<P>* __restrict__ out_invstd,
+                        bnk::acc_t<P>* __restrict__ out_w, bnk::acc_t<P>* __restrict__ out_scale,
+                        bnk::acc_t<P>* __restrict__ out_shift) {
+  using A = bnk::acc_t<P>;
   ACLNN_GRID_STRIDE_LOOP(c, C) {
     const double m = mean ? aclnn::to_f64(mean[c]) : 0.0;
     double invstd;
@@ -702,11 +752,11 @@ __global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, 
     }
     const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
     const double bv = bias ? aclnn::to_f64(bias[c]) : 0.0;
-    if (out_mean) out_mean[c] = static_cast<float>(m);
-    if (out_invstd) out_invstd[c] = static_cast<float>(invstd);
-    if (out_w) out_w[c] = static_cast<float>(wv);
-    if (out_scale) out_scale[c] = static_cast<float>(invstd * wv);
-    if (out_shift) out_shift[c] = static_cast<float>(bv);
+    if (out_mean) out_mean[c] = static_cast<A>(m);
+    if (out_invstd) out_invstd[c] = static_cast<A>(invstd);
+    if (out_w) out_w[c] = static_cast<A>(wv);
+    if (out_scale) out_scale[c] = static_cast<A>(invstd * wv);
+    if (out_shift) out_shift[c] = static_cast<A>(bv);
   }
 }
 
@@ -715,10 +765,12 @@ namespace bnk {
 
 template <typename T, bool VEC, bool FUSED>
 __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T* __restrict__ z,
-                                               const float* __restrict__ mean_f, const float* __restrict__ scale_f,
-                                               const float* __restrict__ shift_f, T* __restrict__ y,
+                                               const acc_t<T>* __restrict__ mean_f,
+                                               const acc_t<T>* __restrict__ scale_f,
+                                               const acc_t<T>* __restrict__ shift_f, T* __restrict__ y,
                                                unsigned* __restrict__ mask, long long N, long long C, long long S,
-                                               int act, float ceiling) {
+                                               int act, acc_t<T> ceiling) {
+  using A = acc_t<T>;
   constexpr int E = FUSED ? kEPT / 2 : kEPT;  // two input streams -> half the elements per step
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -734,7 +786,7 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
     const bool valid = t < Tall;
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(valid ? lmin(g.seglen, S - s0) : lmin(g.seglen, S));
-    float m = 0.f, sc = 0.f, sh = 0.f;
+    A m = A(0), sc = A(0), sh = A(0);
     if (valid) {
       m = mean_f[tile.c];
       sc = scale_f[tile.c];
@@ -742,25 +794,25 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
     }
     const long long off0 = tile.plane * S + s0;
     for (int so = 0; so < len; so += step) {
-      float v[E];
+      A v[E];
       bool ok[E];
       if (valid) {
         ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
       } else {
 #pragma unroll
         for (int e = 0; e < E; ++e) {
-          v[e] = 0.f;
+          v[e] = A(0);
           ok[e] = false;
         }
       }
       if constexpr (FUSED) {
-        float zv[E];
+        A zv[E];
         bool zok[E];
         if (z && valid) ncx_load<T, VEC, E>(z, off0 + so, len - so, tx, xi, zv, zok);
         bool bit[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
-          float r = (v[e] - m) * sc + sh;
+          A r = (v[e] - m) * sc + sh;
           if (z && valid) r += zv[e];
           bool pass;
           v[e] = act_fwd(r, act, ceiling, pass);
@@ -780,28 +832,30 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
 
 template <typename T, bool VEC, bool FUSED>
 __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T* __restrict__ z,
-                                               const float* __restrict__ mean_f, const float* __restrict__ scale_f,
-                                               const float* __restrict__ shift_f, T* __restrict__ y,
+                                               const acc_t<T>* __restrict__ mean_f,
+                                               const acc_t<T>* __restrict__ scale_f,
+                                               const acc_t<T>* __restrict__ shift_f, T* __restrict__ y,
                                                unsigned* __restrict__ mask, long long N, long long C, long long S,
-                                               int act, float ceiling) {
+                                               int act, acc_t<T> ceiling) {
+  using A = acc_t<T>;
   constexpr int RP = FUSED ? kRPT / 2 : kRPT;  // rows per thread per step
   const int cx = blockDim.x, cy = blockDim.y, xi = threadIdx.x, yi = threadIdx.y;
   const long long c0 = (static_cast<long long>(blockIdx.x) * cx + xi) * kCPT;
   const long long cleft = C - c0;
   const bool cvalid = c0 < C;
-  float m[kCPT], sc[kCPT], sh[kCPT];
+  A m[kCPT], sc[kCPT], sh[kCPT];
 #pragma unroll
   for (int k = 0; k < kCPT; ++k) {
     const bool in = k < cleft;
-    m[k] = in ? mean_f[c0 + k] : 0.f;
-    sc[k] = in ? scale_f[c0 + k] : 0.f;
-    sh[k] = in ? shift_f[c0 + k] : 0.f;
+    m[k] = in ? mean_f[c0 + k] : A(0);
+    sc[k] = in ? scale_f[c0 + k] : A(0);
+    sh[k] = in ? shift_f[c0 + k] : A(0);
   }
   const long long R = N * S;
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {  // block-uniform
-    float f[RP][kCPT];
+    A f[RP][kCPT];
     bool ok[RP];
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
@@ -810,7 +864,7 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
       if (ok[j]) nxc_load<T, VEC>(x, r * C + c0, cleft, f[j]);
     }
     if constexpr (FUSED) {
-      float zf[RP][kCPT];
+      A zf[RP][kCPT];
       if (z) {
 #pragma unroll
         for (int j = 0; j < RP; ++j) {
@@ -825,7 +879,7 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
         if (ok[j]) {
 #pragma unroll
           for (int k = 0; k < kCPT; ++k) {
-            float v = (f[j][k] - m[k]) * sc[k] + sh[k];
+            A v = (f[j][k] - m[k]) * sc[k] + sh[k];
             if (z) v += zf[j][k];
             bool pass;
             f[j][k] = act_fwd(v, act, ceiling, pass);
@@ -852,10 +906,10 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
 }  // namespace bnk
 
 template <typename T, bool CL, bool FUSED>
-__global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __restrict__ x, const T* __restrict__ z, const float* __restrict__ mean_f,
-                         const float* __restrict__ scale_f, const float* __restrict__ shift_f, T* __restrict__ y,
-                         unsigned* __restrict__ mask, long long N, long long C, long long S, int act,
-                         float ceiling) {
+__global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __restrict__ x, const T* __restrict__ z,
+                         const bnk::acc_t<T>* __restrict__ mean_f, const bnk::acc_t<T>* __restrict__ scale_f,
+                         const bnk::acc_t<T>* __restrict__ shift_f, T* __restrict__ y, unsigned* __restrict__ mask,
+                         long long N, long long C, long long S, int act, bnk::acc_t<T> ceiling) {
   using namespace bnk;
   const T* zz = FUSED ? z : nullptr;
   if constexpr (!CL) {
@@ -883,7 +937,9 @@ namespace bnk {
 template <typename T, bool VEC, bool MASKED>
 __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long N, long long C,
-                                              long long S, long long c, float m, float& s1, float& s2) {
+                                              long long S, long long c, acc_t<T> m, acc_t<T>& s1,
+                                              acc_t<T>& s2) {
+  using A = acc_t<T>;
   constexpr int E = kEPT / 2;  // two input streams
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -900,7 +956,7 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
     for (int so = 0; so < len; so += step) {
-      float d[E], v[E];
+      A d[E], v[E];
       bool ok[E];
       ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
       ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
@@ -909,9 +965,9 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
         ncx_read_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
         for (int e = 0; e < E; ++e)
-          if (!bit[e]) d[e] = 0.f;
+          if (!bit[e]) d[e] = A(0);
       }
-      float a = 0.f, b = 0.f;
+      A a = A(0), b = A(0);
 #pragma unroll
       for (int e = 0; e < E; ++e) {
         if (ok[e]) {
@@ -929,15 +985,16 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
 template <typename T, bool VEC, bool MASKED>
 __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long R, long long C,
-                                              long long c0, const float (&m)[kCPT], float (&s1)[kCPT],
-                                              float (&s2)[kCPT]) {
+                                              long long c0, const acc_t<T> (&m)[kCPT], acc_t<T> (&s1)[kCPT],
+                                              acc_t<T> (&s2)[kCPT]) {
+  using A = acc_t<T>;
   constexpr int RP = kRPT / 2;  // two input streams
   const int cy = blockDim.y, y = threadIdx.y;
   const long long rpc = static_cast<long long>(cy) * RP;
   const long long cleft = C - c0;
   const long long W = (C + 31) / 32;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
-    float d[RP][kCPT], v[RP][kCPT];
+    A d[RP][kCPT], v[RP][kCPT];
     bool ok[RP];
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
@@ -950,13 +1007,13 @@ __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T*
           const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
           for (int k = 0; k < kCPT; ++k)
-            if (!((nib >> k) & 1u)) d[j][k] = 0.f;
+            if (!((nib >> k) & 1u)) d[j][k] = A(0);
         }
       }
     }
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      float a = 0.f, b = 0.f;
+      A a = A(0), b = A(0);
 #pragma unroll
       for (int j = 0; j < RP; ++j) {
         if (ok[j]) {
@@ -974,17 +1031,18 @@ __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T*
 
 template <typename T, bool CL, bool MASKED>
 __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __restrict__ dy, const T* __restrict__ x,
-                                      const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
-                                      float* __restrict__ ws, long long N, long long C, long long S) {
+                                      const unsigned* __restrict__ mask, const bnk::acc_t<T>* __restrict__ mean_f,
+                                      bnk::acc_t<T>* __restrict__ ws, long long N, long long C, long long S) {
   using namespace bnk;
+  using A = acc_t<T>;
   const long long splits = gridDim.y, split = blockIdx.y;
-  float* ws_a = ws;
-  float* ws_b = ws + splits * C;
+  A* ws_a = ws;
+  A* ws_b = ws + splits * C;
   if constexpr (!CL) {
     constexpr int V = aclnn::Vec16<T>::value;
     const long long c = blockIdx.x;
-    const float m = mean_f[c];
-    float s1 = 0.f, s2 = 0.f;
+    const A m = mean_f[c];
+    A s1 = A(0), s2 = A(0);
     if (S % V == 0 && aclnn::is_aligned(dy, 16) && aclnn::is_aligned(x, 16))
       ncx_bred_loop<T, true, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
     else
@@ -996,12 +1054,12 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
     }
   } else {
     const long long c0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kCPT;
-    float m[kCPT], s1[kCPT], s2[kCPT];
+    A m[kCPT], s1[kCPT], s2[kCPT];
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      m[k] = (c0 + k < C) ? mean_f[c0 + k] : 0.f;
-      s1[k] = 0.f;
-      s2[k] = 0.f;
+      m[k] = (c0 + k < C) ? mean_f[c0 + k] : A(0);
+      s1[k] = A(0);
+      s2[k] = A(0);
     }
     if (c0 < C) {
       constexpr unsigned long long A = kCPT * sizeof(T);
@@ -1025,11 +1083,13 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
 
 // (3b) Combine backward partials (double, fixed order); outputs and dx coefficients.
 template <typename P>
-__global__ void bn_bwd_reduce_finalize(const float* __restrict__ ws, long long splits, long long C, long long count,
-                                       const float* __restrict__ invstd_f, const float* __restrict__ w_f,
-                                       P* __restrict__ sum_dy, P* __restrict__ sum_dy_xmu, P* __restrict__ grad_weight,
-                                       P* __restrict__ grad_bias, float* __restrict__ a_f, float* __restrict__ k_f,
-                                       float* __restrict__ g_f) {
+__global__ void bn_bwd_reduce_finalize(const bnk::acc_t<P>* __restrict__ ws, long long splits, long long C,
+                                       long long count, const bnk::acc_t<P>* __restrict__ invstd_f,
+                                       const bnk::acc_t<P>* __restrict__ w_f, P* __restrict__ sum_dy,
+                                       P* __restrict__ sum_dy_xmu, P* __restrict__ grad_weight,
+                                       P* __restrict__ grad_bias, bnk::acc_t<P>* __restrict__ a_f,
+                                       bnk::acc_t<P>* __restrict__ k_f, bnk::acc_t<P>* __restrict__ g_f) {
+  using A = bnk::acc_t<P>;
   const int lane = threadIdx.x & 31;
   const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (c >= C) return;  // whole warp leaves together
@@ -1048,9 +1108,9 @@ __global__ void bn_bwd_reduce_finalize(const float* __restrict__ ws, long long s
   if (grad_weight) grad_weight[c] = aclnn::from_f64<P>(b * invstd);
   if (grad_bias) grad_bias[c] = aclnn::from_f64<P>(a);
   const double inv_n = 1.0 / static_cast<double>(count);
-  if (a_f) a_f[c] = static_cast<float>(a * inv_n);
-  if (k_f) k_f[c] = static_cast<float>(invstd * invstd * b * inv_n);
-  if (g_f) g_f[c] = static_cast<float>(invstd * wv);
+  if (a_f) a_f[c] = static_cast<A>(a * inv_n);
+  if (k_f) k_f[c] = static_cast<A>(invstd * invstd * b * inv_n);
+  if (g_f) g_f[c] = static_cast<A>(invstd * wv);
 }
 
 // (4a) aclnnBatchNormElemtBackward prep: total count = sum(counter) on the device, coefficients.
@@ -1058,8 +1118,9 @@ template <typename P, typename Q>
 __global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restrict__ invstd,
                                   const P* __restrict__ weight, const P* __restrict__ sum_dy,
                                   const P* __restrict__ sum_dy_xmu, const Q* __restrict__ counter, long long L,
-                                  long long C, float* __restrict__ out_mean, float* __restrict__ out_a,
-                                  float* __restrict__ out_k, float* __restrict__ out_g) {
+                                  long long C, bnk::acc_t<P>* __restrict__ out_mean, bnk::acc_t<P>* __restrict__ out_a,
+                                  bnk::acc_t<P>* __restrict__ out_k, bnk::acc_t<P>* __restrict__ out_g) {
+  using A = bnk::acc_t<P>;
   __shared__ double s_cnt[bnk::kMaxThreads / 32];
   double t = 0.0;
   for (long long i = threadIdx.x; i < L; i += blockDim.x) t += aclnn::to_f64(counter[i]);
@@ -1072,10 +1133,10 @@ __global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restric
   ACLNN_GRID_STRIDE_LOOP(c, C) {
     const double is = aclnn::to_f64(invstd[c]);
     const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
-    out_mean[c] = static_cast<float>(aclnn::to_f64(mean[c]));
-    out_a[c] = static_cast<float>(aclnn::to_f64(sum_dy[c]) * inv_n);
-    out_k[c] = static_cast<float>(is * is * aclnn::to_f64(sum_dy_xmu[c]) * inv_n);
-    out_g[c] = static_cast<float>(is * wv);
+    out_mean[c] = static_cast<A>(aclnn::to_f64(mean[c]));
+    out_a[c] = static_cast<A>(aclnn::to_f64(sum_dy[c]) * inv_n);
+    out_k[c] = static_cast<A>(is * is * aclnn::to_f64(sum_dy_xmu[c]) * inv_n);
+    out_g[c] = static_cast<A>(is * wv);
   }
 }
 
@@ -1085,10 +1146,12 @@ namespace bnk {
 
 template <typename T, bool VEC, int MODE>
 __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
-                                               const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
-                                               const float* __restrict__ a_f, const float* __restrict__ k_f,
-                                               const float* __restrict__ g_f, T* __restrict__ dx,
-                                               T* __restrict__ dz, long long N, long long C, long long S) {
+                                               const unsigned* __restrict__ mask,
+                                               const acc_t<T>* __restrict__ mean_f, const acc_t<T>* __restrict__ a_f,
+                                               const acc_t<T>* __restrict__ k_f, const acc_t<T>* __restrict__ g_f,
+                                               T* __restrict__ dx, T* __restrict__ dz, long long N, long long C,
+                                               long long S) {
+  using A = acc_t<T>;
   constexpr int E = MODE == 0 ? kEPT : kEPT / 2;  // two input streams in training
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -1102,8 +1165,8 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
   for (; t < Tall; t += stride) {
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
-    const float gg = g_f[tile.c];
-    float m = 0.f, a = 0.f, k = 0.f;
+    const A gg = g_f[tile.c];
+    A m = A(0), a = A(0), k = A(0);
     if constexpr (MODE != 0) {
       m = mean_f[tile.c];
       a = a_f[tile.c];
@@ -1111,14 +1174,14 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
     }
     const long long off0 = tile.plane * S + s0;
     for (int so = 0; so < len; so += step) {
-      float d[E];
+      A d[E];
       bool ok[E];
       ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
       if constexpr (MODE == 0) {
 #pragma unroll
         for (int e = 0; e < E; ++e) d[e] *= gg;
       } else {
-        float v[E];
+        A v[E];
         ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
         if constexpr (MODE == 2) {
           if (mask) {
@@ -1126,7 +1189,7 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
             ncx_read_bits<T, VEC, E>(mask + tile.plane * W, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
             for (int e = 0; e < E; ++e)
-              if (!bit[e]) d[e] = 0.f;
+              if (!bit[e]) d[e] = A(0);
           }
           if (dz) ncx_store<T, VEC, E>(dz, off0 + so, len - so, tx, xi, d);
         }
@@ -1141,29 +1204,31 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
 
 template <typename T, bool VEC, int MODE>
 __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
-                                               const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
-                                               const float* __restrict__ a_f, const float* __restrict__ k_f,
-                                               const float* __restrict__ g_f, T* __restrict__ dx,
-                                               T* __restrict__ dz, long long N, long long C, long long S) {
+                                               const unsigned* __restrict__ mask,
+                                               const acc_t<T>* __restrict__ mean_f, const acc_t<T>* __restrict__ a_f,
+                                               const acc_t<T>* __restrict__ k_f, const acc_t<T>* __restrict__ g_f,
+                                               T* __restrict__ dx, T* __restrict__ dz, long long N, long long C,
+                                               long long S) {
+  using A = acc_t<T>;
   constexpr int RP = MODE == 0 ? kRPT : kRPT / 2;  // two input streams in training
   const int cx = blockDim.x, cy = blockDim.y, xi = threadIdx.x, yi = threadIdx.y;
   const long long c0 = (static_cast<long long>(blockIdx.x) * cx + xi) * kCPT;
   if (c0 >= C) return;  // no collectives in this kernel
   const long long cleft = C - c0;
-  float m[kCPT], a[kCPT], k[kCPT], gg[kCPT];
+  A m[kCPT], a[kCPT], k[kCPT], gg[kCPT];
 #pragma unroll
   for (int q = 0; q < kCPT; ++q) {
     const bool in = q < cleft;
-    gg[q] = in ? g_f[c0 + q] : 0.f;
-    m[q] = (MODE != 0 && in) ? mean_f[c0 + q] : 0.f;
-    a[q] = (MODE != 0 && in) ? a_f[c0 + q] : 0.f;
-    k[q] = (MODE != 0 && in) ? k_f[c0 + q] : 0.f;
+    gg[q] = in ? g_f[c0 + q] : A(0);
+    m[q] = (MODE != 0 && in) ? mean_f[c0 + q] : A(0);
+    a[q] = (MODE != 0 && in) ? a_f[c0 + q] : A(0);
+    k[q] = (MODE != 0 && in) ? k_f[c0 + q] : A(0);
   }
   const long long R = N * S;
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
-    float d[RP][kCPT], v[RP][kCPT];
+    A d[RP][kCPT], v[RP][kCPT];
     bool ok[RP];
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
@@ -1187,7 +1252,7 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
             const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
             for (int q = 0; q < kCPT; ++q)
-              if (!((nib >> q) & 1u)) d[j][q] = 0.f;
+              if (!((nib >> q) & 1u)) d[j][q] = A(0);
           }
           if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d[j]);
         }
@@ -1203,9 +1268,9 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
 
 template <typename T, bool CL, int MODE>
 __global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T* __restrict__ dy, const T* __restrict__ x, const unsigned* __restrict__ mask,
-                             const float* __restrict__ mean_f, const float* __restrict__ a_f,
-                             const float* __restrict__ k_f, const float* __restrict__ g_f, T* __restrict__ dx,
-                             T* __restrict__ dz, long long N, long long C, long long S) {
+                             const bnk::acc_t<T>* __restrict__ mean_f, const bnk::acc_t<T>* __restrict__ a_f,
+                             const bnk::acc_t<T>* __restrict__ k_f, const bnk::acc_t<T>* __restrict__ g_f,
+                             T* __restrict__ dx, T* __restrict__ dz, long long N, long long C, long long S) {
   using namespace bnk;
   static_assert(MODE >= 0 && MODE <= 2, "MODE: 0 inference, 1 training, 2 training fused");
   T* dzz = MODE == 2 ? dz : nullptr;
@@ -1231,7 +1296,8 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T
 // (5) Gather per-rank statistics (SyncBN): ranks with count <= 0 are skipped.
 template <typename P, typename Q>
 __global__ void bn_gather_stats(const P* __restrict__ mean, const P* __restrict__ invstd, const Q* __restrict__ counts,
-                                long long world, long long C, float eps, float momentum, P* running_mean,
+                                long long world, long long C, bnk::acc_t<P> eps, bnk::acc_t<P> momentum,
+                                P* running_mean,
                                 P* running_var, P* __restrict__ mean_all, P* __restrict__ invstd_all) {
   const double e = static_cast<double>(eps);
   ACLNN_GRID_STRIDE_LOOP(c, C) {
