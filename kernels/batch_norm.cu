@@ -10,18 +10,24 @@
 // the spatial dims (1 for 2-D input), in the order chosen by the template bool CL:
 //   NCX (CL=false): element (n,c,s) at n*C*S + c*S + s
 //   NXC (CL=true):  element (n,c,s) at (n*S + s)*C + c
-// All data tensors of one launch share that order. T (data) in {float, __half, __nv_bfloat16};
+// All data tensors of one launch share that order. T (data) in {float, __half, __nv_bfloat16, double};
 // P (per-channel user tensors) in {float, T}; Q (counts / counter) as listed per kernel.
-// Sizes are long long (np.int64); eps / momentum / ceiling are float (np.float32); flags int
-// (np.int32); pointers 8 bytes, 0 = null. Arithmetic is f32; statistics combine in f64.
+// COMPUTE TYPE A = acc_t<T> (= acc_t<P>): float for float / __half / __nv_bfloat16, double for double.
+// Every "A" below (workspace slots, per-channel coefficient arrays, eps / momentum / ceiling) is that
+// type; T = double goes with P = double only (the host enforces it), so a launch sequence never mixes
+// f32 and f64 slots. Arithmetic is A; statistics combine in f64 (so, for T = double, everything is f64).
+// Sizes are long long (np.int64); eps / momentum / ceiling are A (np.float32, np.float64 for double);
+// flags int (np.int32); pointers 8 bytes, 0 = null.
 // S == 1 or C == 1: both orders are the same memory; use _bn_plan.preferred_channels_last
 // (faster, smaller mask) — and the same choice for a forward that writes a mask and the backward
 // that reads it.
 //
-// Alignment: data pointers need only element alignment (and workspace / per-channel f32 arrays /
-// mask 4 bytes). Vector path (16-byte loads and stores) when, for every data pointer of the launch,
+// Alignment: data pointers need only element alignment (and workspace / per-channel A arrays
+// sizeof(A) bytes, mask 4 bytes). Vector path (16-byte loads and stores) when, for every data pointer
+// of the launch,
 //   NCX: pointer % 16 == 0 and S % (16/sizeof(T)) == 0
 //   NXC: pointer % (4*sizeof(T)) == 0 and C % 4 == 0
+// (double: the same tiling with V = 2 elements per "vector"; the accesses are element loads / stores.)
 // otherwise the same kernel takes its scalar path (decided once per launch on the device).
 // Exact in-place (same pointer) works for the elementwise kernels (y = x or z; dx = dy or x;
 // dz = dy): every element is read, then written, by one thread and never read again. Partial
@@ -32,32 +38,32 @@
 // ================================================================================================
 // KERNELS (name expressions: first line; grid/block from _bn_plan)
 // ================================================================================================
-// (1a) bn_stats_partial<T, CL>(const T* x, float* ws, ll N, ll C, ll S)
+// (1a) bn_stats_partial<T, CL>(const T* x, A* ws, ll N, ll C, ll S)
 //        grid/block = plan_reduction(N, C, S, CL); splits = gridDim.y (any value >= 1 works,
 //        splits that get no rows write count 0 and are ignored).
 //        Per (split, channel): Welford mean / M2 / count of x - K[c], K[c] = the channel's first
-//        element x(0, c, 0) (shifted data: values near the mean, so f32 keeps the variance even
+//        element x(0, c, 0) (shifted data: values near the mean, so A keeps the variance even
 //        when |mean| >> std). Per thread: a chunk of up to 16 values is reduced two-pass with the
 //        compensated correction and Chan-merged into the thread's state; threads merge in a fixed
 //        tree (warp shuffles / shared memory), never with atomics.
-// (1b) bn_stats_finalize<P>(const float* ws, ll splits, ll C, float eps, float momentum,
+// (1b) bn_stats_finalize<P>(const A* ws, ll splits, ll C, A eps, A momentum,
 //        const P* weight?, const P* bias?, P* save_mean?, P* save_invstd?, P* running_mean?,
-//        P* running_var?, float* mean_f?, float* scale_f?, float* shift_f?)
+//        P* running_var?, A* mean_f?, A* scale_f?, A* shift_f?)
 //        grid/block = plan_finalize(C) (one warp per channel). Combines the splits in f64 in a
 //        fixed order: mean = K + mean', var = M2/n (biased), invstd = 1/sqrt(var + eps)
 //        (0 when var == 0 and eps == 0, as PyTorch's InvStd). running_mean = (1-m)*rm + m*mean;
 //        running_var = (1-m)*rv + m*var*n/(n-1) (unbiased; n == 1 gives 0*inf = NaN, the
 //        arithmetic of PyTorch's kernel). Apply coefficients: mean_f = mean,
 //        scale_f = invstd*w, shift_f = b (w = 1, b = 0 when null). Every output is optional.
-// (1c) bn_prep<P>(const P* mean?, const P* stat?, int stat_is_var, float eps, const P* weight?,
-//        const P* bias?, ll C, float* out_mean?, float* out_invstd?, float* out_w?,
-//        float* out_scale?, float* out_shift?)
+// (1c) bn_prep<P>(const P* mean?, const P* stat?, int stat_is_var, A eps, const P* weight?,
+//        const P* bias?, ll C, A* out_mean?, A* out_invstd?, A* out_w?,
+//        A* out_scale?, A* out_shift?)
 //        grid/block = plan_per_channel(C). invstd = stat (stat_is_var = 0) or 1/sqrt(stat + eps)
 //        (stat_is_var = 1: running_var for inference, oneDNN's variance). Null mean -> 0, null
 //        stat -> invstd 1 (resp. variance 1), null weight -> 1, null bias -> 0.
 //        out_scale = invstd*w (apply scale, and g of the inference backward), out_shift = b.
-// (2)  bn_apply<T, CL, FUSED>(const T* x, const T* z?, const float* mean_f, const float* scale_f,
-//        const float* shift_f, T* y, unsigned* mask?, ll N, ll C, ll S, int act, float ceiling)
+// (2)  bn_apply<T, CL, FUSED>(const T* x, const T* z?, const A* mean_f, const A* scale_f,
+//        const A* shift_f, T* y, unsigned* mask?, ll N, ll C, ll S, int act, A ceiling)
 //        grid/block = plan_elementwise(N, C, S, CL).
 //        y = (x - mean_f[c]) * scale_f[c] + shift_f[c]           (the (x - mean) form on purpose)
 //        FUSED: v = that [+ z]; y = act(v), act 0 identity, 1 relu (v < 0 ? 0 : v, NaN kept),
@@ -65,30 +71,30 @@
 //        1 = the activation passes the gradient (identity: always; relu: v > 0; clipped:
 //        0 < v < ceiling). FUSED=false ignores z, mask, act, ceiling.
 // (3a) bn_bwd_reduce_partial<T, CL, MASKED>(const T* dy, const T* x, const unsigned* mask,
-//        const float* mean_f, float* ws, ll N, ll C, ll S)
+//        const A* mean_f, A* ws, ll N, ll C, ll S)
 //        grid/block = plan_reduction (splits = gridDim.y). Per (split, channel):
 //        sum(dy'), sum(dy' * (x - mean_f[c])), dy' = dy, or (MASKED) dy where the mask bit is set.
-// (3b) bn_bwd_reduce_finalize<P>(const float* ws, ll splits, ll C, ll count, const float* invstd_f?,
-//        const float* w_f?, P* sum_dy?, P* sum_dy_xmu?, P* grad_weight?, P* grad_bias?,
-//        float* a_f?, float* k_f?, float* g_f?)
+// (3b) bn_bwd_reduce_finalize<P>(const A* ws, ll splits, ll C, ll count, const A* invstd_f?,
+//        const A* w_f?, P* sum_dy?, P* sum_dy_xmu?, P* grad_weight?, P* grad_bias?,
+//        A* a_f?, A* k_f?, A* g_f?)
 //        grid/block = plan_finalize(C). f64 fixed-order combine; grad_weight = sum_dy_xmu*invstd,
 //        grad_bias = sum_dy; dx coefficients a = sum_dy/count, k = invstd^2*sum_dy_xmu/count,
 //        g = invstd*w (count = N*S; null invstd_f / w_f read as 1). Every output is optional.
 // (4a) bn_prep_elemt_bwd<P, Q>(const P* mean, const P* invstd, const P* weight?, const P* sum_dy,
-//        const P* sum_dy_xmu, const Q* counter, ll L, ll C, float* out_mean, float* out_a,
-//        float* out_k, float* out_g)            Q in {int, __half, float}; outputs required
+//        const P* sum_dy_xmu, const Q* counter, ll L, ll C, A* out_mean, A* out_a,
+//        A* out_k, A* out_g)                    Q in {int, __half, float}; outputs required
 //        grid/block = plan_per_channel(C). Total count = sum of the L counter entries, summed in
 //        f64 on the device by every block in the same fixed order (no host sync); then
 //        a = sum_dy/total, k = invstd^2*sum_dy_xmu/total, g = invstd*w.
-// (4b) bn_bwd_elemt<T, CL, MODE>(const T* dy, const T* x, const unsigned* mask?, const float* mean_f,
-//        const float* a_f, const float* k_f, const float* g_f, T* dx, T* dz?, ll N, ll C, ll S)
+// (4b) bn_bwd_elemt<T, CL, MODE>(const T* dy, const T* x, const unsigned* mask?, const A* mean_f,
+//        const A* a_f, const A* k_f, const A* g_f, T* dx, T* dz?, ll N, ll C, ll S)
 //        grid/block = plan_elementwise.
 //        MODE 0 (inference): dx = dy * g_f[c]            (x, mask, mean_f, a_f, k_f, dz unused)
 //        MODE 1 (training):  dx = (dy - a - (x - mean) * k) * g
 //        MODE 2 (fused):     dy' = dy where the mask bit is set (mask null: dy' = dy);
 //                            dz = dy' (if dz not null); dx = (dy' - a - (x - mean) * k) * g
 // (5)  bn_gather_stats<P, Q>(const P* mean, const P* invstd, const Q* counts, ll world, ll C,
-//        float eps, float momentum, P* running_mean?, P* running_var?, P* mean_all, P* invstd_all)
+//        A eps, A momentum, P* running_mean?, P* running_var?, P* mean_all, P* invstd_all)
 //        Q in {float, __half, __nv_bfloat16}; grid/block = plan_per_channel(C). mean/invstd are
 //        [world, C]. Ranks with counts[r] <= 0 (or NaN) are skipped on the device. f64 Chan merge
 //        in rank order with var_r = 1/invstd_r^2 - eps; invstd_all = 1/sqrt(var + eps); running
@@ -97,10 +103,10 @@
 // (6)  oneDNN BatchNormTrainingBackward: bn_prep with stat_is_var = 1 (P float or bf16), then
 //        (3a), (3b), (4b) MODE 1 — no kernel of its own.
 //
-// Launch sequences of the ops (f32 per-channel arrays live in the workspace):
+// Launch sequences of the ops (A per-channel arrays live in the workspace):
 //   BatchNorm training:  stats_partial -> stats_finalize(save, running, mean/scale/shift) -> apply
 //   BatchNorm inference: prep(running_mean, running_var, is_var=1, w, b) -> apply
-//   BatchNormStats:      stats_partial -> stats_finalize<float>(save_mean=mean, save_invstd=invstd)
+//   BatchNormStats:      stats_partial -> stats_finalize<float | double>(save_mean=mean, save_invstd=invstd)
 //   BatchNormElemt:      prep(mean, invstd, is_var=0, w, b) -> apply
 //   BatchNormBackward (training): prep(save_mean, save_invstd, w) -> bwd_reduce_partial
 //                        -> bwd_reduce_finalize(grad_weight, grad_bias, a/k/g) -> bwd_elemt<1>
@@ -116,9 +122,10 @@
 // ================================================================================================
 // WORKSPACE AND RESERVE MASK (formulas mirrored in _bn_plan.py)
 // ================================================================================================
-// Reduction partials, f32 slots, splits = s (from plan_reduction): workspace_floats = 3*s*C + C
+// Reduction partials, A slots (4 or 8 bytes), splits = s (from plan_reduction): slots = 3*s*C + C
 //   stats:    ws[0 .. s*C) shifted means [split][c], ws[s*C .. 2sC) M2, ws[2sC .. 3sC) counts
-//             (int32 bit patterns), ws[3sC .. 3sC + C) shifts K[c]
+//             (int32 values at int index i of that region: its first half for double),
+//             ws[3sC .. 3sC + C) shifts K[c]
 //   backward: ws[0 .. s*C) sum dy, ws[s*C .. 2sC) sum dy*(x - mean)
 // splits:
 //   NCX: block (tx, ty) = (clamp(next_pow2(ceil(min(seglen, S)/16)), 4, 256), 256/tx),

@@ -2,11 +2,20 @@
 blocks, oneDNN graph's BatchNormTrainingBackward and cuDNN BN-Ex style fused ops.
 
 Every data tensor reaches the kernels dense in one memory order, NCX or NXC (channels-last), chosen
-from the op's data tensor; per-channel tensors are turned into f32 coefficient arrays in the
-workspace (by the statistics finalize or a tiny prep kernel), so the big kernels are templated only
-on (T, layout). Reductions are two-pass with fixed-order partials in the workspace: every op is
+from the op's data tensor; per-channel tensors are turned into coefficient arrays of the compute type
+in the workspace (by the statistics finalize or a tiny prep kernel), so the big kernels are templated
+only on (T, layout). Reductions are two-pass with fixed-order partials in the workspace: every op is
 bitwise reproducible run to run. Per-channel tensors of one call share one dtype, FLOAT or the data
-dtype (the kernels' P). Workspace sizes depend only on shapes (``_bn_plan``), never on data.
+dtype (the kernels' P). Workspace sizes depend only on shapes and the compute type (``_bn_plan``),
+never on data.
+
+Compute type: f32 for FLOAT / FLOAT16 / BF16 data (statistics combined in f64), f64 for DOUBLE data.
+DOUBLE data is taken by aclnnBatchNorm, BatchNormBackward, BatchNormStats, BatchNormActivation and
+BatchNormActivationBackward (the ops behind the cuDNN face), with DOUBLE per-channel tensors only
+(cuDNN's rule); there the workspace partials, coefficient arrays and eps / momentum / ceiling are f64
+(8-byte slots) and every step computes in f64. The SyncBatchNorm building blocks (GatherStats, Elemt,
+ReduceBackward, ElemtBackward) and oneDNN's TrainingBackward keep CANN's / oneDNN's FLOAT / FLOAT16 /
+BF16 (their kernels would take double too; their declared dtypes follow the references).
 
     aclnnBatchNorm (training)   stats_partial -> stats_finalize (save_*, running_*) -> apply
     aclnnBatchNorm (inference)  prep(running_mean, running_var) -> apply
