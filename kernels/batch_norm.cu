@@ -10,18 +10,24 @@
 // the spatial dims (1 for 2-D input), in the order chosen by the template bool CL:
 //   NCX (CL=false): element (n,c,s) at n*C*S + c*S + s
 //   NXC (CL=true):  element (n,c,s) at (n*S + s)*C + c
-// All data tensors of one launch share that order. T (data) in {float, __half, __nv_bfloat16};
+// All data tensors of one launch share that order. T (data) in {float, __half, __nv_bfloat16, double};
 // P (per-channel user tensors) in {float, T}; Q (counts / counter) as listed per kernel.
-// Sizes are long long (np.int64); eps / momentum / ceiling are float (np.float32); flags int
-// (np.int32); pointers 8 bytes, 0 = null. Arithmetic is f32; statistics combine in f64.
+// COMPUTE TYPE A = acc_t<T> (= acc_t<P>): float for float / __half / __nv_bfloat16, double for double.
+// Every "A" below (workspace slots, per-channel coefficient arrays, eps / momentum / ceiling) is that
+// type; T = double goes with P = double only (the host enforces it), so a launch sequence never mixes
+// f32 and f64 slots. Arithmetic is A; statistics combine in f64 (so, for T = double, everything is f64).
+// Sizes are long long (np.int64); eps / momentum / ceiling are A (np.float32, np.float64 for double);
+// flags int (np.int32); pointers 8 bytes, 0 = null.
 // S == 1 or C == 1: both orders are the same memory; use _bn_plan.preferred_channels_last
 // (faster, smaller mask) — and the same choice for a forward that writes a mask and the backward
 // that reads it.
 //
-// Alignment: data pointers need only element alignment (and workspace / per-channel f32 arrays /
-// mask 4 bytes). Vector path (16-byte loads and stores) when, for every data pointer of the launch,
+// Alignment: data pointers need only element alignment (and workspace / per-channel A arrays
+// sizeof(A) bytes, mask 4 bytes). Vector path (16-byte loads and stores) when, for every data pointer
+// of the launch,
 //   NCX: pointer % 16 == 0 and S % (16/sizeof(T)) == 0
 //   NXC: pointer % (4*sizeof(T)) == 0 and C % 4 == 0
+// (double: the same tiling with V = 2 elements per "vector"; the accesses are element loads / stores.)
 // otherwise the same kernel takes its scalar path (decided once per launch on the device).
 // Exact in-place (same pointer) works for the elementwise kernels (y = x or z; dx = dy or x;
 // dz = dy): every element is read, then written, by one thread and never read again. Partial
@@ -32,32 +38,32 @@
 // ================================================================================================
 // KERNELS (name expressions: first line; grid/block from _bn_plan)
 // ================================================================================================
-// (1a) bn_stats_partial<T, CL>(const T* x, float* ws, ll N, ll C, ll S)
+// (1a) bn_stats_partial<T, CL>(const T* x, A* ws, ll N, ll C, ll S)
 //        grid/block = plan_reduction(N, C, S, CL); splits = gridDim.y (any value >= 1 works,
 //        splits that get no rows write count 0 and are ignored).
 //        Per (split, channel): Welford mean / M2 / count of x - K[c], K[c] = the channel's first
-//        element x(0, c, 0) (shifted data: values near the mean, so f32 keeps the variance even
+//        element x(0, c, 0) (shifted data: values near the mean, so A keeps the variance even
 //        when |mean| >> std). Per thread: a chunk of up to 16 values is reduced two-pass with the
 //        compensated correction and Chan-merged into the thread's state; threads merge in a fixed
 //        tree (warp shuffles / shared memory), never with atomics.
-// (1b) bn_stats_finalize<P>(const float* ws, ll splits, ll C, float eps, float momentum,
+// (1b) bn_stats_finalize<P>(const A* ws, ll splits, ll C, A eps, A momentum,
 //        const P* weight?, const P* bias?, P* save_mean?, P* save_invstd?, P* running_mean?,
-//        P* running_var?, float* mean_f?, float* scale_f?, float* shift_f?)
+//        P* running_var?, A* mean_f?, A* scale_f?, A* shift_f?)
 //        grid/block = plan_finalize(C) (one warp per channel). Combines the splits in f64 in a
 //        fixed order: mean = K + mean', var = M2/n (biased), invstd = 1/sqrt(var + eps)
 //        (0 when var == 0 and eps == 0, as PyTorch's InvStd). running_mean = (1-m)*rm + m*mean;
 //        running_var = (1-m)*rv + m*var*n/(n-1) (unbiased; n == 1 gives 0*inf = NaN, the
 //        arithmetic of PyTorch's kernel). Apply coefficients: mean_f = mean,
 //        scale_f = invstd*w, shift_f = b (w = 1, b = 0 when null). Every output is optional.
-// (1c) bn_prep<P>(const P* mean?, const P* stat?, int stat_is_var, float eps, const P* weight?,
-//        const P* bias?, ll C, float* out_mean?, float* out_invstd?, float* out_w?,
-//        float* out_scale?, float* out_shift?)
+// (1c) bn_prep<P>(const P* mean?, const P* stat?, int stat_is_var, A eps, const P* weight?,
+//        const P* bias?, ll C, A* out_mean?, A* out_invstd?, A* out_w?,
+//        A* out_scale?, A* out_shift?)
 //        grid/block = plan_per_channel(C). invstd = stat (stat_is_var = 0) or 1/sqrt(stat + eps)
 //        (stat_is_var = 1: running_var for inference, oneDNN's variance). Null mean -> 0, null
 //        stat -> invstd 1 (resp. variance 1), null weight -> 1, null bias -> 0.
 //        out_scale = invstd*w (apply scale, and g of the inference backward), out_shift = b.
-// (2)  bn_apply<T, CL, FUSED>(const T* x, const T* z?, const float* mean_f, const float* scale_f,
-//        const float* shift_f, T* y, unsigned* mask?, ll N, ll C, ll S, int act, float ceiling)
+// (2)  bn_apply<T, CL, FUSED>(const T* x, const T* z?, const A* mean_f, const A* scale_f,
+//        const A* shift_f, T* y, unsigned* mask?, ll N, ll C, ll S, int act, A ceiling)
 //        grid/block = plan_elementwise(N, C, S, CL).
 //        y = (x - mean_f[c]) * scale_f[c] + shift_f[c]           (the (x - mean) form on purpose)
 //        FUSED: v = that [+ z]; y = act(v), act 0 identity, 1 relu (v < 0 ? 0 : v, NaN kept),
@@ -65,30 +71,30 @@
 //        1 = the activation passes the gradient (identity: always; relu: v > 0; clipped:
 //        0 < v < ceiling). FUSED=false ignores z, mask, act, ceiling.
 // (3a) bn_bwd_reduce_partial<T, CL, MASKED>(const T* dy, const T* x, const unsigned* mask,
-//        const float* mean_f, float* ws, ll N, ll C, ll S)
+//        const A* mean_f, A* ws, ll N, ll C, ll S)
 //        grid/block = plan_reduction (splits = gridDim.y). Per (split, channel):
 //        sum(dy'), sum(dy' * (x - mean_f[c])), dy' = dy, or (MASKED) dy where the mask bit is set.
-// (3b) bn_bwd_reduce_finalize<P>(const float* ws, ll splits, ll C, ll count, const float* invstd_f?,
-//        const float* w_f?, P* sum_dy?, P* sum_dy_xmu?, P* grad_weight?, P* grad_bias?,
-//        float* a_f?, float* k_f?, float* g_f?)
+// (3b) bn_bwd_reduce_finalize<P>(const A* ws, ll splits, ll C, ll count, const A* invstd_f?,
+//        const A* w_f?, P* sum_dy?, P* sum_dy_xmu?, P* grad_weight?, P* grad_bias?,
+//        A* a_f?, A* k_f?, A* g_f?)
 //        grid/block = plan_finalize(C). f64 fixed-order combine; grad_weight = sum_dy_xmu*invstd,
 //        grad_bias = sum_dy; dx coefficients a = sum_dy/count, k = invstd^2*sum_dy_xmu/count,
 //        g = invstd*w (count = N*S; null invstd_f / w_f read as 1). Every output is optional.
 // (4a) bn_prep_elemt_bwd<P, Q>(const P* mean, const P* invstd, const P* weight?, const P* sum_dy,
-//        const P* sum_dy_xmu, const Q* counter, ll L, ll C, float* out_mean, float* out_a,
-//        float* out_k, float* out_g)            Q in {int, __half, float}; outputs required
+//        const P* sum_dy_xmu, const Q* counter, ll L, ll C, A* out_mean, A* out_a,
+//        A* out_k, A* out_g)                    Q in {int, __half, float}; outputs required
 //        grid/block = plan_per_channel(C). Total count = sum of the L counter entries, summed in
 //        f64 on the device by every block in the same fixed order (no host sync); then
 //        a = sum_dy/total, k = invstd^2*sum_dy_xmu/total, g = invstd*w.
-// (4b) bn_bwd_elemt<T, CL, MODE>(const T* dy, const T* x, const unsigned* mask?, const float* mean_f,
-//        const float* a_f, const float* k_f, const float* g_f, T* dx, T* dz?, ll N, ll C, ll S)
+// (4b) bn_bwd_elemt<T, CL, MODE>(const T* dy, const T* x, const unsigned* mask?, const A* mean_f,
+//        const A* a_f, const A* k_f, const A* g_f, T* dx, T* dz?, ll N, ll C, ll S)
 //        grid/block = plan_elementwise.
 //        MODE 0 (inference): dx = dy * g_f[c]            (x, mask, mean_f, a_f, k_f, dz unused)
 //        MODE 1 (training):  dx = (dy - a - (x - mean) * k) * g
 //        MODE 2 (fused):     dy' = dy where the mask bit is set (mask null: dy' = dy);
 //                            dz = dy' (if dz not null); dx = (dy' - a - (x - mean) * k) * g
 // (5)  bn_gather_stats<P, Q>(const P* mean, const P* invstd, const Q* counts, ll world, ll C,
-//        float eps, float momentum, P* running_mean?, P* running_var?, P* mean_all, P* invstd_all)
+//        A eps, A momentum, P* running_mean?, P* running_var?, P* mean_all, P* invstd_all)
 //        Q in {float, __half, __nv_bfloat16}; grid/block = plan_per_channel(C). mean/invstd are
 //        [world, C]. Ranks with counts[r] <= 0 (or NaN) are skipped on the device. f64 Chan merge
 //        in rank order with var_r = 1/invstd_r^2 - eps; invstd_all = 1/sqrt(var + eps); running
@@ -97,10 +103,10 @@
 // (6)  oneDNN BatchNormTrainingBackward: bn_prep with stat_is_var = 1 (P float or bf16), then
 //        (3a), (3b), (4b) MODE 1 — no kernel of its own.
 //
-// Launch sequences of the ops (f32 per-channel arrays live in the workspace):
+// Launch sequences of the ops (A per-channel arrays live in the workspace):
 //   BatchNorm training:  stats_partial -> stats_finalize(save, running, mean/scale/shift) -> apply
 //   BatchNorm inference: prep(running_mean, running_var, is_var=1, w, b) -> apply
-//   BatchNormStats:      stats_partial -> stats_finalize<float>(save_mean=mean, save_invstd=invstd)
+//   BatchNormStats:      stats_partial -> stats_finalize<float | double>(save_mean=mean, save_invstd=invstd)
 //   BatchNormElemt:      prep(mean, invstd, is_var=0, w, b) -> apply
 //   BatchNormBackward (training): prep(save_mean, save_invstd, w) -> bwd_reduce_partial
 //                        -> bwd_reduce_finalize(grad_weight, grad_bias, a/k/g) -> bwd_elemt<1>
@@ -116,9 +122,10 @@
 // ================================================================================================
 // WORKSPACE AND RESERVE MASK (formulas mirrored in _bn_plan.py)
 // ================================================================================================
-// Reduction partials, f32 slots, splits = s (from plan_reduction): workspace_floats = 3*s*C + C
+// Reduction partials, A slots (4 or 8 bytes), splits = s (from plan_reduction): slots = 3*s*C + C
 //   stats:    ws[0 .. s*C) shifted means [split][c], ws[s*C .. 2sC) M2, ws[2sC .. 3sC) counts
-//             (int32 bit patterns), ws[3sC .. 3sC + C) shifts K[c]
+//             (int32 values at int index i of that region: its first half for double),
+//             ws[3sC .. 3sC + C) shifts K[c]
 //   backward: ws[0 .. s*C) sum dy, ws[s*C .. 2sC) sum dy*(x - mean)
 // splits:
 //   NCX: block (tx, ty) = (clamp(next_pow2(ceil(min(seglen, S)/16)), 4, 256), 256/tx),
@@ -164,6 +171,45 @@ constexpr int kEPT = 16;          // NCX: elements per thread per step
 constexpr int kSeg = 4096;        // NCX: longest tile (segment of one (n, c) plane)
 constexpr int kCPT = 4;           // NXC: channels per thread
 constexpr int kRPT = 4;           // NXC: rows per thread per step
+
+// Compute (accumulator) type of a data or per-channel type: f32 for float, __half, __nv_bfloat16;
+// f64 for double. The workspace partials and per-channel coefficient arrays are slots of this type.
+template <typename T> struct Acc { using type = float; };
+template <> struct Acc<double> { using type = double; };
+template <typename T> using acc_t = typename Acc<T>::type;
+
+// One element of T to / from its compute type.
+template <typename T>
+__device__ __forceinline__ acc_t<T> ld(T v) {
+  if constexpr (sizeof(T) == 8) return v;
+  else return aclnn::to_f32(v);
+}
+template <typename T>
+__device__ __forceinline__ T st(acc_t<T> v) {
+  if constexpr (sizeof(T) == 8) return v;
+  else return aclnn::from_f32<T>(v);
+}
+
+// N consecutive elements base[idx .. idx+N) (base aligned to N*sizeof(T), idx % N == 0): one vector
+// access for 2- and 4-byte types, N element accesses for double.
+template <int N, typename T>
+__device__ __forceinline__ void ld_vec(const T* __restrict__ base, long long idx, acc_t<T> (&f)[N]) {
+  if constexpr (sizeof(T) == 8) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) f[k] = base[idx + k];
+  } else {
+    aclnn::load_vec_f32<N>(base, idx, f);
+  }
+}
+template <int N, typename T>
+__device__ __forceinline__ void st_vec(T* __restrict__ base, long long idx, const acc_t<T> (&f)[N]) {
+  if constexpr (sizeof(T) == 8) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) base[idx + k] = f[k];
+  } else {
+    aclnn::store_vec_f32<N>(base, idx, f);
+  }
+}
 
 __device__ __forceinline__ long long lmin(long long a, long long b) { return a < b ? a : b; }
 
@@ -220,19 +266,19 @@ __device__ __forceinline__ int lane_id() {
 // ------------------------------------------------------------------------------------------------
 template <typename T, bool VEC, int E>
 __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long at, int rem, int tx, int x,
-                                         float (&v)[E], bool (&ok)[E]) {
+                                         acc_t<T> (&v)[E], bool (&ok)[E]) {
   constexpr int V = aclnn::Vec16<T>::value;
   if constexpr (VEC) {
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
       const bool in = off < rem;
-      float f[V];
+      acc_t<T> f[V];
       if (in) {
-        aclnn::load_vec_f32<V>(base, at + off, f);
+        ld_vec<V>(base, at + off, f);
       } else {
 #pragma unroll
-        for (int k = 0; k < V; ++k) f[k] = 0.f;
+        for (int k = 0; k < V; ++k) f[k] = acc_t<T>(0);
       }
 #pragma unroll
       for (int k = 0; k < V; ++k) {
@@ -246,24 +292,24 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
     for (int e = 0; e < E; ++e) {
       const int off = e * tx + x;
       ok[e] = off < rem;
-      v[e] = ok[e] ? aclnn::to_f32(p[off]) : 0.f;
+      v[e] = ok[e] ? ld(p[off]) : acc_t<T>(0);
     }
   }
 }
 
 template <typename T, bool VEC, int E>
 __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, int rem, int tx, int x,
-                                          const float (&v)[E]) {
+                                          const acc_t<T> (&v)[E]) {
   constexpr int V = aclnn::Vec16<T>::value;
   if constexpr (VEC) {
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
       if (off < rem) {
-        float f[V];
+        acc_t<T> f[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) f[k] = v[j * V + k];
-        aclnn::store_vec_f32<V>(base, at + off, f);
+        st_vec<V>(base, at + off, f);
       }
     }
   } else {
@@ -271,7 +317,7 @@ __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, in
 #pragma unroll
     for (int e = 0; e < E; ++e) {
       const int off = e * tx + x;
-      if (off < rem) p[off] = aclnn::from_f32<T>(v[e]);
+      if (off < rem) p[off] = st<T>(v[e]);
     }
   }
 }
@@ -356,23 +402,25 @@ __device__ __forceinline__ void ncx_write_bits(unsigned* __restrict__ mrow, long
 // NXC I/O: 4 consecutive channels c0..c0+3 of one row. VEC: C % 4 == 0 and 4*sizeof(T) alignment.
 // ------------------------------------------------------------------------------------------------
 template <typename T, bool VEC>
-__device__ __forceinline__ void nxc_load(const T* __restrict__ base, long long at, long long cleft, float (&f)[kCPT]) {
+__device__ __forceinline__ void nxc_load(const T* __restrict__ base, long long at, long long cleft,
+                                         acc_t<T> (&f)[kCPT]) {
   if constexpr (VEC) {
-    aclnn::load_vec_f32<kCPT>(base, at, f);
+    ld_vec<kCPT>(base, at, f);
   } else {
 #pragma unroll
-    for (int k = 0; k < kCPT; ++k) f[k] = (k < cleft) ? aclnn::to_f32(base[at + k]) : 0.f;
+    for (int k = 0; k < kCPT; ++k) f[k] = (k < cleft) ? ld(base[at + k]) : acc_t<T>(0);
   }
 }
 
 template <typename T, bool VEC>
-__device__ __forceinline__ void nxc_store(T* __restrict__ base, long long at, long long cleft, const float (&f)[kCPT]) {
+__device__ __forceinline__ void nxc_store(T* __restrict__ base, long long at, long long cleft,
+                                          const acc_t<T> (&f)[kCPT]) {
   if constexpr (VEC) {
-    aclnn::store_vec_f32<kCPT>(base, at, f);
+    st_vec<kCPT>(base, at, f);
   } else {
 #pragma unroll
     for (int k = 0; k < kCPT; ++k)
-      if (k < cleft) base[at + k] = aclnn::from_f32<T>(f[k]);
+      if (k < cleft) base[at + k] = st<T>(f[k]);
   }
 }
 
@@ -394,9 +442,10 @@ __device__ __forceinline__ void nxc_write_bits(unsigned* __restrict__ mask, long
 // block-level combines (fixed order)
 // ------------------------------------------------------------------------------------------------
 // Whole block -> one Welford (thread 0). All threads must call.
-__device__ __forceinline__ Welford<float, int> block_welford(Welford<float, int> w) {
-  __shared__ float s_mean[kMaxThreads / 32];
-  __shared__ float s_m2[kMaxThreads / 32];
+template <typename A>
+__device__ __forceinline__ Welford<A, int> block_welford(Welford<A, int> w) {
+  __shared__ A s_mean[kMaxThreads / 32];
+  __shared__ A s_m2[kMaxThreads / 32];
   __shared__ int s_n[kMaxThreads / 32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
   const int nw = (blockDim.x * blockDim.y) / 32;
@@ -409,7 +458,7 @@ __device__ __forceinline__ Welford<float, int> block_welford(Welford<float, int>
   __syncthreads();
   if (tid == 0) {
     for (int i = 1; i < nw; ++i) {
-      Welford<float, int> b;
+      Welford<A, int> b;
       b.mean = s_mean[i];
       b.m2 = s_m2[i];
       b.n = s_n[i];
@@ -420,9 +469,10 @@ __device__ __forceinline__ Welford<float, int> block_welford(Welford<float, int>
 }
 
 // Whole block -> two sums (thread 0). All threads must call.
-__device__ __forceinline__ void block_sum2(float& a, float& b) {
-  __shared__ float s_a[kMaxThreads / 32];
-  __shared__ float s_b[kMaxThreads / 32];
+template <typename A>
+__device__ __forceinline__ void block_sum2(A& a, A& b) {
+  __shared__ A s_a[kMaxThreads / 32];
+  __shared__ A s_b[kMaxThreads / 32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
   const int nw = (blockDim.x * blockDim.y) / 32;
   a = aclnn::warp_sum(a);
@@ -441,9 +491,10 @@ __device__ __forceinline__ void block_sum2(float& a, float& b) {
 }
 
 // NXC: combine the cy thread rows of each thread column (tree over y, fixed). Row 0 gets it.
-__device__ __forceinline__ void column_welford(Welford<float, int> (&w)[kCPT]) {
-  __shared__ float s_mean[kCPT][kMaxThreads];
-  __shared__ float s_m2[kCPT][kMaxThreads];
+template <typename A>
+__device__ __forceinline__ void column_welford(Welford<A, int> (&w)[kCPT]) {
+  __shared__ A s_mean[kCPT][kMaxThreads];
+  __shared__ A s_m2[kCPT][kMaxThreads];
   __shared__ int s_n[kMaxThreads];
   const int cx = blockDim.x, cy = blockDim.y, y = threadIdx.y;
   const int tid = threadIdx.x + cx * y;
@@ -459,7 +510,7 @@ __device__ __forceinline__ void column_welford(Welford<float, int> (&w)[kCPT]) {
       const int o = tid + off * cx;
 #pragma unroll
       for (int k = 0; k < kCPT; ++k) {
-        Welford<float, int> b;
+        Welford<A, int> b;
         b.mean = s_mean[k][o];
         b.m2 = s_m2[k][o];
         b.n = s_n[o];
@@ -472,9 +523,10 @@ __device__ __forceinline__ void column_welford(Welford<float, int> (&w)[kCPT]) {
   }
 }
 
-__device__ __forceinline__ void column_sum2(float (&a)[kCPT], float (&b)[kCPT]) {
-  __shared__ float s_a[kCPT][kMaxThreads];
-  __shared__ float s_b[kCPT][kMaxThreads];
+template <typename A>
+__device__ __forceinline__ void column_sum2(A (&a)[kCPT], A (&b)[kCPT]) {
+  __shared__ A s_a[kCPT][kMaxThreads];
+  __shared__ A s_b[kCPT][kMaxThreads];
   const int cx = blockDim.x, cy = blockDim.y, y = threadIdx.y;
   const int tid = threadIdx.x + cx * y;
 #pragma unroll
@@ -502,14 +554,15 @@ __device__ __forceinline__ void column_sum2(float (&a)[kCPT], float (&b)[kCPT]) 
 // ------------------------------------------------------------------------------------------------
 enum Act { kActIdentity = 0, kActRelu = 1, kActClippedRelu = 2 };
 
-__device__ __forceinline__ float act_fwd(float v, int act, float ceiling, bool& pass) {
+template <typename A>
+__device__ __forceinline__ A act_fwd(A v, int act, A ceiling, bool& pass) {
   if (act == kActRelu) {
-    pass = v > 0.f;
-    return v < 0.f ? 0.f : v;  // NaN propagates
+    pass = v > A(0);
+    return v < A(0) ? A(0) : v;  // NaN propagates
   }
   if (act == kActClippedRelu) {
-    pass = v > 0.f && v < ceiling;
-    return v < 0.f ? 0.f : (v > ceiling ? ceiling : v);
+    pass = v > A(0) && v < ceiling;
+    return v < A(0) ? A(0) : (v > ceiling ? ceiling : v);
   }
   pass = true;
   return v;
@@ -520,7 +573,7 @@ __device__ __forceinline__ float act_fwd(float v, int act, float ceiling, bool& 
 // ------------------------------------------------------------------------------------------------
 template <typename T, bool VEC>
 __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long long N, long long C, long long S,
-                                               long long c, float K, Welford<float, int>& w) {
+                                               long long c, acc_t<T> K, Welford<acc_t<T>, int>& w) {
   constexpr int E = kEPT;
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -535,7 +588,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long off0 = (tile.plane * C + c) * S + s0;
     for (int so = 0; so < len; so += step) {
-      float v[E];
+      acc_t<T> v[E];
       bool ok[E];
       ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
 #pragma unroll
@@ -548,12 +601,12 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
 
 template <typename T, bool VEC>
 __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long long R, long long C, long long c0,
-                                               const float (&K)[kCPT], Welford<float, int> (&w)[kCPT]) {
+                                               const acc_t<T> (&K)[kCPT], Welford<acc_t<T>, int> (&w)[kCPT]) {
   const int cy = blockDim.y, y = threadIdx.y;
   const long long rpc = static_cast<long long>(cy) * kRPT;
   const long long cleft = C - c0;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
-    float f[kRPT][kCPT];
+    acc_t<T> f[kRPT][kCPT];
     bool ok[kRPT];
 #pragma unroll
     for (int j = 0; j < kRPT; ++j) {
@@ -563,12 +616,12 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
         nxc_load<T, VEC>(x, r * C + c0, cleft, f[j]);
       } else {
 #pragma unroll
-        for (int k = 0; k < kCPT; ++k) f[j][k] = 0.f;
+        for (int k = 0; k < kCPT; ++k) f[j][k] = acc_t<T>(0);
       }
     }
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      float v[kRPT];
+      acc_t<T> v[kRPT];
 #pragma unroll
       for (int j = 0; j < kRPT; ++j) v[j] = f[j][k] - K[k];
       aclnn::welford_add_chunk(w[k], v, ok);
@@ -584,19 +637,20 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
 
 // (1a) Per-split Welford partials of x (shifted by K[c], the channel's first element).
 template <typename T, bool CL>
-__global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict__ x, float* __restrict__ ws, long long N, long long C,
-                                 long long S) {
+__global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict__ x, bnk::acc_t<T>* __restrict__ ws, long long N,
+                                 long long C, long long S) {
   using namespace bnk;
+  using A = acc_t<T>;
   const long long splits = gridDim.y, split = blockIdx.y;
-  float* ws_mean = ws;
-  float* ws_m2 = ws + splits * C;
+  A* ws_mean = ws;
+  A* ws_m2 = ws + splits * C;
   int* ws_n = reinterpret_cast<int*>(ws + 2 * splits * C);
-  float* ws_K = ws + 3 * splits * C;
+  A* ws_K = ws + 3 * splits * C;
   if constexpr (!CL) {
     constexpr int V = aclnn::Vec16<T>::value;
     const long long c = blockIdx.x;
-    const float K = aclnn::to_f32(x[c * S]);
-    Welford<float, int> w{0.f, 0.f, 0};
+    const A K = ld(x[c * S]);
+    Welford<A, int> w{A(0), A(0), 0};
     if (S % V == 0 && aclnn::is_aligned(x, 16))
       ncx_stats_loop<T, true>(x, N, C, S, c, K, w);
     else
@@ -611,12 +665,12 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
   } else {
     const long long c0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kCPT;
     const long long R = N * S;
-    float K[kCPT];
-    Welford<float, int> w[kCPT];
+    A K[kCPT];
+    Welford<A, int> w[kCPT];
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      K[k] = (c0 + k < C) ? aclnn::to_f32(x[c0 + k]) : 0.f;
-      w[k] = Welford<float, int>{0.f, 0.f, 0};
+      K[k] = (c0 + k < C) ? ld(x[c0 + k]) : A(0);
+      w[k] = Welford<A, int>{A(0), A(0), 0};
     }
     if (c0 < C) {
       if (C % kCPT == 0 && aclnn::is_aligned(x, kCPT * sizeof(T)))
@@ -642,18 +696,19 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
 
 // (1b) Combine the partials of each channel in a fixed order (double), write the statistics.
 template <typename P>
-__global__ void bn_stats_finalize(const float* __restrict__ ws, long long splits, long long C, float eps,
-                                  float momentum, const P* __restrict__ weight, const P* __restrict__ bias,
-                                  P* __restrict__ save_mean, P* __restrict__ save_invstd, P* running_mean,
-                                  P* running_var, float* __restrict__ mean_f, float* __restrict__ scale_f,
-                                  float* __restrict__ shift_f) {
+__global__ void bn_stats_finalize(const bnk::acc_t<P>* __restrict__ ws, long long splits, long long C,
+                                  bnk::acc_t<P> eps, bnk::acc_t<P> momentum, const P* __restrict__ weight,
+                                  const P* __restrict__ bias, P* __restrict__ save_mean, P* __restrict__ save_invstd,
+                                  P* running_mean, P* running_var, bnk::acc_t<P>* __restrict__ mean_f,
+                                  bnk::acc_t<P>* __restrict__ scale_f, bnk::acc_t<P>* __restrict__ shift_f) {
+  using A = bnk::acc_t<P>;
   const int lane = threadIdx.x & 31;
   const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (c >= C) return;  // whole warp leaves together
-  const float* ws_mean = ws;
-  const float* ws_m2 = ws + splits * C;
+  const A* ws_mean = ws;
+  const A* ws_m2 = ws + splits * C;
   const int* ws_n = reinterpret_cast<const int*>(ws + 2 * splits * C);
-  const float* ws_K = ws + 3 * splits * C;
+  const A* ws_K = ws + 3 * splits * C;
   aclnn::Welford<double, long long> w{0.0, 0.0, 0};
   for (long long s = lane; s < splits; s += 32) {
     aclnn::Welford<double, long long> b;
@@ -679,17 +734,19 @@ __global__ void bn_stats_finalize(const float* __restrict__ ws, long long splits
   }
   const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
   const double bv = bias ? aclnn::to_f64(bias[c]) : 0.0;
-  if (mean_f) mean_f[c] = static_cast<float>(mean);
-  if (scale_f) scale_f[c] = static_cast<float>(invstd * wv);
-  if (shift_f) shift_f[c] = static_cast<float>(bv);
+  if (mean_f) mean_f[c] = static_cast<A>(mean);
+  if (scale_f) scale_f[c] = static_cast<A>(invstd * wv);
+  if (shift_f) shift_f[c] = static_cast<A>(bv);
 }
 
 // (1c) Per-channel f32 coefficients from user tensors (inference / elemt / backward prep).
 template <typename P>
-__global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, int stat_is_var, float eps,
+__global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, int stat_is_var, bnk::acc_t<P> eps,
                         const P* __restrict__ weight, const P* __restrict__ bias, long long C,
-                        float* __restrict__ out_mean, float* __restrict__ out_invstd, float* __restrict__ out_w,
-                        float* __restrict__ out_scale, float* __restrict__ out_shift) {
+                        bnk::acc_t<P>* __restrict__ out_mean, bnk::acc_t<P>* __restrict__ out_invstd,
+                        bnk::acc_t<P>* __restrict__ out_w, bnk::acc_t<P>* __restrict__ out_scale,
+                        bnk::acc_t<P>* __restrict__ out_shift) {
+  using A = bnk::acc_t<P>;
   ACLNN_GRID_STRIDE_LOOP(c, C) {
     const double m = mean ? aclnn::to_f64(mean[c]) : 0.0;
     double invstd;
@@ -702,11 +759,11 @@ __global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, 
     }
     const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
     const double bv = bias ? aclnn::to_f64(bias[c]) : 0.0;
-    if (out_mean) out_mean[c] = static_cast<float>(m);
-    if (out_invstd) out_invstd[c] = static_cast<float>(invstd);
-    if (out_w) out_w[c] = static_cast<float>(wv);
-    if (out_scale) out_scale[c] = static_cast<float>(invstd * wv);
-    if (out_shift) out_shift[c] = static_cast<float>(bv);
+    if (out_mean) out_mean[c] = static_cast<A>(m);
+    if (out_invstd) out_invstd[c] = static_cast<A>(invstd);
+    if (out_w) out_w[c] = static_cast<A>(wv);
+    if (out_scale) out_scale[c] = static_cast<A>(invstd * wv);
+    if (out_shift) out_shift[c] = static_cast<A>(bv);
   }
 }
 
@@ -715,10 +772,12 @@ namespace bnk {
 
 template <typename T, bool VEC, bool FUSED>
 __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T* __restrict__ z,
-                                               const float* __restrict__ mean_f, const float* __restrict__ scale_f,
-                                               const float* __restrict__ shift_f, T* __restrict__ y,
+                                               const acc_t<T>* __restrict__ mean_f,
+                                               const acc_t<T>* __restrict__ scale_f,
+                                               const acc_t<T>* __restrict__ shift_f, T* __restrict__ y,
                                                unsigned* __restrict__ mask, long long N, long long C, long long S,
-                                               int act, float ceiling) {
+                                               int act, acc_t<T> ceiling) {
+  using A = acc_t<T>;
   constexpr int E = FUSED ? kEPT / 2 : kEPT;  // two input streams -> half the elements per step
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -734,7 +793,7 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
     const bool valid = t < Tall;
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(valid ? lmin(g.seglen, S - s0) : lmin(g.seglen, S));
-    float m = 0.f, sc = 0.f, sh = 0.f;
+    A m = A(0), sc = A(0), sh = A(0);
     if (valid) {
       m = mean_f[tile.c];
       sc = scale_f[tile.c];
@@ -742,25 +801,25 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
     }
     const long long off0 = tile.plane * S + s0;
     for (int so = 0; so < len; so += step) {
-      float v[E];
+      A v[E];
       bool ok[E];
       if (valid) {
         ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
       } else {
 #pragma unroll
         for (int e = 0; e < E; ++e) {
-          v[e] = 0.f;
+          v[e] = A(0);
           ok[e] = false;
         }
       }
       if constexpr (FUSED) {
-        float zv[E];
+        A zv[E];
         bool zok[E];
         if (z && valid) ncx_load<T, VEC, E>(z, off0 + so, len - so, tx, xi, zv, zok);
         bool bit[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
-          float r = (v[e] - m) * sc + sh;
+          A r = (v[e] - m) * sc + sh;
           if (z && valid) r += zv[e];
           bool pass;
           v[e] = act_fwd(r, act, ceiling, pass);
@@ -780,28 +839,30 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
 
 template <typename T, bool VEC, bool FUSED>
 __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T* __restrict__ z,
-                                               const float* __restrict__ mean_f, const float* __restrict__ scale_f,
-                                               const float* __restrict__ shift_f, T* __restrict__ y,
+                                               const acc_t<T>* __restrict__ mean_f,
+                                               const acc_t<T>* __restrict__ scale_f,
+                                               const acc_t<T>* __restrict__ shift_f, T* __restrict__ y,
                                                unsigned* __restrict__ mask, long long N, long long C, long long S,
-                                               int act, float ceiling) {
+                                               int act, acc_t<T> ceiling) {
+  using A = acc_t<T>;
   constexpr int RP = FUSED ? kRPT / 2 : kRPT;  // rows per thread per step
   const int cx = blockDim.x, cy = blockDim.y, xi = threadIdx.x, yi = threadIdx.y;
   const long long c0 = (static_cast<long long>(blockIdx.x) * cx + xi) * kCPT;
   const long long cleft = C - c0;
   const bool cvalid = c0 < C;
-  float m[kCPT], sc[kCPT], sh[kCPT];
+  A m[kCPT], sc[kCPT], sh[kCPT];
 #pragma unroll
   for (int k = 0; k < kCPT; ++k) {
     const bool in = k < cleft;
-    m[k] = in ? mean_f[c0 + k] : 0.f;
-    sc[k] = in ? scale_f[c0 + k] : 0.f;
-    sh[k] = in ? shift_f[c0 + k] : 0.f;
+    m[k] = in ? mean_f[c0 + k] : A(0);
+    sc[k] = in ? scale_f[c0 + k] : A(0);
+    sh[k] = in ? shift_f[c0 + k] : A(0);
   }
   const long long R = N * S;
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {  // block-uniform
-    float f[RP][kCPT];
+    A f[RP][kCPT];
     bool ok[RP];
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
@@ -810,7 +871,7 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
       if (ok[j]) nxc_load<T, VEC>(x, r * C + c0, cleft, f[j]);
     }
     if constexpr (FUSED) {
-      float zf[RP][kCPT];
+      A zf[RP][kCPT];
       if (z) {
 #pragma unroll
         for (int j = 0; j < RP; ++j) {
@@ -825,7 +886,7 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
         if (ok[j]) {
 #pragma unroll
           for (int k = 0; k < kCPT; ++k) {
-            float v = (f[j][k] - m[k]) * sc[k] + sh[k];
+            A v = (f[j][k] - m[k]) * sc[k] + sh[k];
             if (z) v += zf[j][k];
             bool pass;
             f[j][k] = act_fwd(v, act, ceiling, pass);
@@ -852,10 +913,10 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
 }  // namespace bnk
 
 template <typename T, bool CL, bool FUSED>
-__global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __restrict__ x, const T* __restrict__ z, const float* __restrict__ mean_f,
-                         const float* __restrict__ scale_f, const float* __restrict__ shift_f, T* __restrict__ y,
-                         unsigned* __restrict__ mask, long long N, long long C, long long S, int act,
-                         float ceiling) {
+__global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __restrict__ x, const T* __restrict__ z,
+                         const bnk::acc_t<T>* __restrict__ mean_f, const bnk::acc_t<T>* __restrict__ scale_f,
+                         const bnk::acc_t<T>* __restrict__ shift_f, T* __restrict__ y, unsigned* __restrict__ mask,
+                         long long N, long long C, long long S, int act, bnk::acc_t<T> ceiling) {
   using namespace bnk;
   const T* zz = FUSED ? z : nullptr;
   if constexpr (!CL) {
@@ -883,7 +944,9 @@ namespace bnk {
 template <typename T, bool VEC, bool MASKED>
 __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long N, long long C,
-                                              long long S, long long c, float m, float& s1, float& s2) {
+                                              long long S, long long c, acc_t<T> m, acc_t<T>& s1,
+                                              acc_t<T>& s2) {
+  using A = acc_t<T>;
   constexpr int E = kEPT / 2;  // two input streams
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -900,7 +963,7 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
     for (int so = 0; so < len; so += step) {
-      float d[E], v[E];
+      A d[E], v[E];
       bool ok[E];
       ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
       ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
@@ -909,9 +972,9 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
         ncx_read_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
         for (int e = 0; e < E; ++e)
-          if (!bit[e]) d[e] = 0.f;
+          if (!bit[e]) d[e] = A(0);
       }
-      float a = 0.f, b = 0.f;
+      A a = A(0), b = A(0);
 #pragma unroll
       for (int e = 0; e < E; ++e) {
         if (ok[e]) {
@@ -929,15 +992,16 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
 template <typename T, bool VEC, bool MASKED>
 __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long R, long long C,
-                                              long long c0, const float (&m)[kCPT], float (&s1)[kCPT],
-                                              float (&s2)[kCPT]) {
+                                              long long c0, const acc_t<T> (&m)[kCPT], acc_t<T> (&s1)[kCPT],
+                                              acc_t<T> (&s2)[kCPT]) {
+  using A = acc_t<T>;
   constexpr int RP = kRPT / 2;  // two input streams
   const int cy = blockDim.y, y = threadIdx.y;
   const long long rpc = static_cast<long long>(cy) * RP;
   const long long cleft = C - c0;
   const long long W = (C + 31) / 32;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
-    float d[RP][kCPT], v[RP][kCPT];
+    A d[RP][kCPT], v[RP][kCPT];
     bool ok[RP];
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
@@ -950,13 +1014,13 @@ __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T*
           const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
           for (int k = 0; k < kCPT; ++k)
-            if (!((nib >> k) & 1u)) d[j][k] = 0.f;
+            if (!((nib >> k) & 1u)) d[j][k] = A(0);
         }
       }
     }
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      float a = 0.f, b = 0.f;
+      A a = A(0), b = A(0);
 #pragma unroll
       for (int j = 0; j < RP; ++j) {
         if (ok[j]) {
@@ -974,17 +1038,18 @@ __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T*
 
 template <typename T, bool CL, bool MASKED>
 __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __restrict__ dy, const T* __restrict__ x,
-                                      const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
-                                      float* __restrict__ ws, long long N, long long C, long long S) {
+                                      const unsigned* __restrict__ mask, const bnk::acc_t<T>* __restrict__ mean_f,
+                                      bnk::acc_t<T>* __restrict__ ws, long long N, long long C, long long S) {
   using namespace bnk;
+  using A = acc_t<T>;
   const long long splits = gridDim.y, split = blockIdx.y;
-  float* ws_a = ws;
-  float* ws_b = ws + splits * C;
+  A* ws_a = ws;
+  A* ws_b = ws + splits * C;
   if constexpr (!CL) {
     constexpr int V = aclnn::Vec16<T>::value;
     const long long c = blockIdx.x;
-    const float m = mean_f[c];
-    float s1 = 0.f, s2 = 0.f;
+    const A m = mean_f[c];
+    A s1 = A(0), s2 = A(0);
     if (S % V == 0 && aclnn::is_aligned(dy, 16) && aclnn::is_aligned(x, 16))
       ncx_bred_loop<T, true, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
     else
@@ -996,12 +1061,12 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
     }
   } else {
     const long long c0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * kCPT;
-    float m[kCPT], s1[kCPT], s2[kCPT];
+    A m[kCPT], s1[kCPT], s2[kCPT];
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      m[k] = (c0 + k < C) ? mean_f[c0 + k] : 0.f;
-      s1[k] = 0.f;
-      s2[k] = 0.f;
+      m[k] = (c0 + k < C) ? mean_f[c0 + k] : A(0);
+      s1[k] = A(0);
+      s2[k] = A(0);
     }
     if (c0 < C) {
       constexpr unsigned long long A = kCPT * sizeof(T);
@@ -1025,11 +1090,13 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
 
 // (3b) Combine backward partials (double, fixed order); outputs and dx coefficients.
 template <typename P>
-__global__ void bn_bwd_reduce_finalize(const float* __restrict__ ws, long long splits, long long C, long long count,
-                                       const float* __restrict__ invstd_f, const float* __restrict__ w_f,
-                                       P* __restrict__ sum_dy, P* __restrict__ sum_dy_xmu, P* __restrict__ grad_weight,
-                                       P* __restrict__ grad_bias, float* __restrict__ a_f, float* __restrict__ k_f,
-                                       float* __restrict__ g_f) {
+__global__ void bn_bwd_reduce_finalize(const bnk::acc_t<P>* __restrict__ ws, long long splits, long long C,
+                                       long long count, const bnk::acc_t<P>* __restrict__ invstd_f,
+                                       const bnk::acc_t<P>* __restrict__ w_f, P* __restrict__ sum_dy,
+                                       P* __restrict__ sum_dy_xmu, P* __restrict__ grad_weight,
+                                       P* __restrict__ grad_bias, bnk::acc_t<P>* __restrict__ a_f,
+                                       bnk::acc_t<P>* __restrict__ k_f, bnk::acc_t<P>* __restrict__ g_f) {
+  using A = bnk::acc_t<P>;
   const int lane = threadIdx.x & 31;
   const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (c >= C) return;  // whole warp leaves together
@@ -1048,9 +1115,9 @@ __global__ void bn_bwd_reduce_finalize(const float* __restrict__ ws, long long s
   if (grad_weight) grad_weight[c] = aclnn::from_f64<P>(b * invstd);
   if (grad_bias) grad_bias[c] = aclnn::from_f64<P>(a);
   const double inv_n = 1.0 / static_cast<double>(count);
-  if (a_f) a_f[c] = static_cast<float>(a * inv_n);
-  if (k_f) k_f[c] = static_cast<float>(invstd * invstd * b * inv_n);
-  if (g_f) g_f[c] = static_cast<float>(invstd * wv);
+  if (a_f) a_f[c] = static_cast<A>(a * inv_n);
+  if (k_f) k_f[c] = static_cast<A>(invstd * invstd * b * inv_n);
+  if (g_f) g_f[c] = static_cast<A>(invstd * wv);
 }
 
 // (4a) aclnnBatchNormElemtBackward prep: total count = sum(counter) on the device, coefficients.
@@ -1058,8 +1125,9 @@ template <typename P, typename Q>
 __global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restrict__ invstd,
                                   const P* __restrict__ weight, const P* __restrict__ sum_dy,
                                   const P* __restrict__ sum_dy_xmu, const Q* __restrict__ counter, long long L,
-                                  long long C, float* __restrict__ out_mean, float* __restrict__ out_a,
-                                  float* __restrict__ out_k, float* __restrict__ out_g) {
+                                  long long C, bnk::acc_t<P>* __restrict__ out_mean, bnk::acc_t<P>* __restrict__ out_a,
+                                  bnk::acc_t<P>* __restrict__ out_k, bnk::acc_t<P>* __restrict__ out_g) {
+  using A = bnk::acc_t<P>;
   __shared__ double s_cnt[bnk::kMaxThreads / 32];
   double t = 0.0;
   for (long long i = threadIdx.x; i < L; i += blockDim.x) t += aclnn::to_f64(counter[i]);
@@ -1072,10 +1140,10 @@ __global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restric
   ACLNN_GRID_STRIDE_LOOP(c, C) {
     const double is = aclnn::to_f64(invstd[c]);
     const double wv = weight ? aclnn::to_f64(weight[c]) : 1.0;
-    out_mean[c] = static_cast<float>(aclnn::to_f64(mean[c]));
-    out_a[c] = static_cast<float>(aclnn::to_f64(sum_dy[c]) * inv_n);
-    out_k[c] = static_cast<float>(is * is * aclnn::to_f64(sum_dy_xmu[c]) * inv_n);
-    out_g[c] = static_cast<float>(is * wv);
+    out_mean[c] = static_cast<A>(aclnn::to_f64(mean[c]));
+    out_a[c] = static_cast<A>(aclnn::to_f64(sum_dy[c]) * inv_n);
+    out_k[c] = static_cast<A>(is * is * aclnn::to_f64(sum_dy_xmu[c]) * inv_n);
+    out_g[c] = static_cast<A>(is * wv);
   }
 }
 
@@ -1085,10 +1153,12 @@ namespace bnk {
 
 template <typename T, bool VEC, int MODE>
 __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
-                                               const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
-                                               const float* __restrict__ a_f, const float* __restrict__ k_f,
-                                               const float* __restrict__ g_f, T* __restrict__ dx,
-                                               T* __restrict__ dz, long long N, long long C, long long S) {
+                                               const unsigned* __restrict__ mask,
+                                               const acc_t<T>* __restrict__ mean_f, const acc_t<T>* __restrict__ a_f,
+                                               const acc_t<T>* __restrict__ k_f, const acc_t<T>* __restrict__ g_f,
+                                               T* __restrict__ dx, T* __restrict__ dz, long long N, long long C,
+                                               long long S) {
+  using A = acc_t<T>;
   constexpr int E = MODE == 0 ? kEPT : kEPT / 2;  // two input streams in training
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
@@ -1102,8 +1172,8 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
   for (; t < Tall; t += stride) {
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
-    const float gg = g_f[tile.c];
-    float m = 0.f, a = 0.f, k = 0.f;
+    const A gg = g_f[tile.c];
+    A m = A(0), a = A(0), k = A(0);
     if constexpr (MODE != 0) {
       m = mean_f[tile.c];
       a = a_f[tile.c];
@@ -1111,14 +1181,14 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
     }
     const long long off0 = tile.plane * S + s0;
     for (int so = 0; so < len; so += step) {
-      float d[E];
+      A d[E];
       bool ok[E];
       ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
       if constexpr (MODE == 0) {
 #pragma unroll
         for (int e = 0; e < E; ++e) d[e] *= gg;
       } else {
-        float v[E];
+        A v[E];
         ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
         if constexpr (MODE == 2) {
           if (mask) {
@@ -1126,7 +1196,7 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
             ncx_read_bits<T, VEC, E>(mask + tile.plane * W, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
             for (int e = 0; e < E; ++e)
-              if (!bit[e]) d[e] = 0.f;
+              if (!bit[e]) d[e] = A(0);
           }
           if (dz) ncx_store<T, VEC, E>(dz, off0 + so, len - so, tx, xi, d);
         }
@@ -1141,29 +1211,31 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
 
 template <typename T, bool VEC, int MODE>
 __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
-                                               const unsigned* __restrict__ mask, const float* __restrict__ mean_f,
-                                               const float* __restrict__ a_f, const float* __restrict__ k_f,
-                                               const float* __restrict__ g_f, T* __restrict__ dx,
-                                               T* __restrict__ dz, long long N, long long C, long long S) {
+                                               const unsigned* __restrict__ mask,
+                                               const acc_t<T>* __restrict__ mean_f, const acc_t<T>* __restrict__ a_f,
+                                               const acc_t<T>* __restrict__ k_f, const acc_t<T>* __restrict__ g_f,
+                                               T* __restrict__ dx, T* __restrict__ dz, long long N, long long C,
+                                               long long S) {
+  using A = acc_t<T>;
   constexpr int RP = MODE == 0 ? kRPT : kRPT / 2;  // two input streams in training
   const int cx = blockDim.x, cy = blockDim.y, xi = threadIdx.x, yi = threadIdx.y;
   const long long c0 = (static_cast<long long>(blockIdx.x) * cx + xi) * kCPT;
   if (c0 >= C) return;  // no collectives in this kernel
   const long long cleft = C - c0;
-  float m[kCPT], a[kCPT], k[kCPT], gg[kCPT];
+  A m[kCPT], a[kCPT], k[kCPT], gg[kCPT];
 #pragma unroll
   for (int q = 0; q < kCPT; ++q) {
     const bool in = q < cleft;
-    gg[q] = in ? g_f[c0 + q] : 0.f;
-    m[q] = (MODE != 0 && in) ? mean_f[c0 + q] : 0.f;
-    a[q] = (MODE != 0 && in) ? a_f[c0 + q] : 0.f;
-    k[q] = (MODE != 0 && in) ? k_f[c0 + q] : 0.f;
+    gg[q] = in ? g_f[c0 + q] : A(0);
+    m[q] = (MODE != 0 && in) ? mean_f[c0 + q] : A(0);
+    a[q] = (MODE != 0 && in) ? a_f[c0 + q] : A(0);
+    k[q] = (MODE != 0 && in) ? k_f[c0 + q] : A(0);
   }
   const long long R = N * S;
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
-    float d[RP][kCPT], v[RP][kCPT];
+    A d[RP][kCPT], v[RP][kCPT];
     bool ok[RP];
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
@@ -1187,7 +1259,7 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
             const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
             for (int q = 0; q < kCPT; ++q)
-              if (!((nib >> q) & 1u)) d[j][q] = 0.f;
+              if (!((nib >> q) & 1u)) d[j][q] = A(0);
           }
           if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d[j]);
         }
@@ -1203,9 +1275,9 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
 
 template <typename T, bool CL, int MODE>
 __global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T* __restrict__ dy, const T* __restrict__ x, const unsigned* __restrict__ mask,
-                             const float* __restrict__ mean_f, const float* __restrict__ a_f,
-                             const float* __restrict__ k_f, const float* __restrict__ g_f, T* __restrict__ dx,
-                             T* __restrict__ dz, long long N, long long C, long long S) {
+                             const bnk::acc_t<T>* __restrict__ mean_f, const bnk::acc_t<T>* __restrict__ a_f,
+                             const bnk::acc_t<T>* __restrict__ k_f, const bnk::acc_t<T>* __restrict__ g_f,
+                             T* __restrict__ dx, T* __restrict__ dz, long long N, long long C, long long S) {
   using namespace bnk;
   static_assert(MODE >= 0 && MODE <= 2, "MODE: 0 inference, 1 training, 2 training fused");
   T* dzz = MODE == 2 ? dz : nullptr;
@@ -1231,7 +1303,8 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T
 // (5) Gather per-rank statistics (SyncBN): ranks with count <= 0 are skipped.
 template <typename P, typename Q>
 __global__ void bn_gather_stats(const P* __restrict__ mean, const P* __restrict__ invstd, const Q* __restrict__ counts,
-                                long long world, long long C, float eps, float momentum, P* running_mean,
+                                long long world, long long C, bnk::acc_t<P> eps, bnk::acc_t<P> momentum,
+                                P* running_mean,
                                 P* running_var, P* __restrict__ mean_all, P* __restrict__ invstd_all) {
   const double e = static_cast<double>(eps);
   ACLNN_GRID_STRIDE_LOOP(c, C) {

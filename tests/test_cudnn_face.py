@@ -486,6 +486,159 @@ def test_matches_pytorch_autograd(handle):
     np.testing.assert_allclose(RV.read().ravel(), rv.numpy(), rtol=1e-5, atol=1e-6)
 
 
+# DOUBLE: f64 compute end to end, against float64 references at ~1e-10 --------------------------------------
+
+DOUBLE_CASES = [(mode, lay, bn_ops, shape) for mode, lay, bn_ops, shape in itertools.product(
+    (SPATIAL, PER_ACT), ("nchw", "nhwc"), (0, 1, 2), ((3, 4, 5, 6), (2, 3, 2, 3, 4)))]
+
+
+def _double_id(case):
+    mode, lay, bn_ops, shape = case
+    return f"{c.cudnnBatchNormMode_t(mode).name[16:]}-{lay}-ops{bn_ops}-{len(shape)}d"
+
+
+@pytest.mark.parametrize("case", DOUBLE_CASES, ids=_double_id)
+def test_batch_norm_double_training_step(handle, case):
+    """DOUBLE x with DOUBLE statistics: ForwardTrainingEx -> BackwardEx with blending (alpha/beta on data
+    and parameter gradients), saved or recomputed statistics, then ForwardInference, all against float64
+    references with rtol 1e-10 — f32 arithmetic anywhere would miss by ~1e-7."""
+    mode, lay, bn_ops, shape = case
+    idx = DOUBLE_CASES.index(case)
+    rng = np.random.default_rng(500 + idx)
+    per_act = mode == PER_ACT
+    order = _order(LAYOUTS[lay][0], len(shape))
+    act_mode = (c.CUDNN_ACTIVATION_RELU, c.CUDNN_ACTIVATION_CLIPPED_RELU)[idx % 2]
+    act = "identity" if bn_ops == 0 else ("relu" if act_mode == c.CUDNN_ACTIVATION_RELU else "clipped_relu")
+    coef = 1.0 / 3.0                                     # not an f32 value: the ceiling must stay f64
+    alpha, beta = ((1.0, 0.0), (0.75, 0.5), (2.0, 0.0))[idx % 3]
+    x = rng.standard_normal(shape) * 2 + 0.5
+    X = Tensor(x, F64, order)
+    y0 = rng.standard_normal(shape) if beta else np.full(shape, np.nan)
+    Y = Tensor(y0, F64, order)
+    z = rng.standard_normal(shape) if bn_ops == 2 else None
+    Z = Tensor(z, F64, order) if z is not None else None
+    pdesc = _param_desc(X.desc, mode)
+    assert c.cudnnGetTensorNdDescriptor(pdesc, 8)[0] == F64         # cudnnDeriveBNTensorDescriptor: DOUBLE
+    pshape = (1, *shape[1:]) if per_act else (1, shape[1], *[1] * (len(shape) - 2))
+    P = lambda v: Tensor(v, F64)                          # noqa: E731
+    g, b = rng.standard_normal(pshape), rng.standard_normal(pshape)
+    G, B = P(g), P(b)
+    rm0, rv0 = rng.standard_normal(pshape), rng.uniform(0.5, 2, pshape)
+    RM, RV, SM, SI = P(rm0), P(rv0), P(np.zeros(pshape)), P(np.zeros(pshape))
+    for t in (G, B, RM, RV, SM, SI):
+        t.desc = pdesc
+    A, _ = c.cudnnCreateActivationDescriptor()
+    assert c.cudnnSetActivationDescriptor(A, act_mode, 0, coef) == OK
+    eps, factor = 1e-4 / 3.0, 0.1                         # neither is an f32 value
+    ws, st = c.cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+        handle, mode, bn_ops, X.desc, Z.desc if Z else None, Y.desc, pdesc, A)
+    assert st == OK, acl.get_recent_err_msg()
+    rs, st = c.cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle, mode, bn_ops, A, X.desc)
+    assert st == OK and (rs == 0) == (bn_ops == 0)
+    W, R = Buf(max(ws, 1)), Buf(max(rs, 1))
+    st = c.cudnnBatchNormalizationForwardTrainingEx(
+        handle, mode, bn_ops, alpha, beta, X.desc, X.ptr, Z.desc if Z else None, Z.ptr if Z else None, Y.desc, Y.ptr,
+        pdesc, G.ptr, B.ptr, factor, RM.ptr, RV.ptr, eps, SM.ptr, SI.ptr, A, W.data if ws else None, ws,
+        R.data if rs else None, rs)
+    assert st == OK, acl.get_recent_err_msg()
+    out, bnv, m, v, inv, vu = bn_forward_ref(x, g, b, eps, per_act, z, act, coef)
+    tol = 1e-10
+    np.testing.assert_allclose(Y.read(), alpha * out + (beta * y0 if beta else 0), rtol=tol, atol=tol)
+    np.testing.assert_allclose(SM.read(), m.reshape(pshape), rtol=tol, atol=tol)
+    np.testing.assert_allclose(SI.read(), inv.reshape(pshape), rtol=tol, atol=tol)
+    np.testing.assert_allclose(RM.read(), (1 - factor) * rm0 + factor * m.reshape(pshape), rtol=tol, atol=tol)
+    np.testing.assert_allclose(RV.read(), (1 - factor) * rv0 + factor * vu.reshape(pshape), rtol=tol, atol=tol)
+
+    dy = rng.standard_normal(shape)
+    DY = Tensor(dy, F64, order)
+    aD, bD, aP, bP = ((1.0, 0.0, 1.0, 0.0), (0.5, 0.25, 2.0, 1.0), (1.0, 0.0, 0.5, 0.0))[idx % 3]
+    dx0 = rng.standard_normal(shape) if bD else np.full(shape, np.nan)
+    DX = Tensor(dx0, F64, order)
+    DZ = Tensor(np.full(shape, np.nan), F64, order) if bn_ops == 2 else None
+    dg0, db0 = rng.standard_normal(pshape), rng.standard_normal(pshape)
+    DG, DB = P(dg0 if bP else np.full(pshape, np.nan)), P(db0 if bP else np.full(pshape, np.nan))
+    DG.desc = DB.desc = pdesc
+    bws, st = c.cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+        handle, mode, bn_ops, X.desc, Y.desc, DY.desc, DZ.desc if DZ else None, DX.desc, pdesc, A)
+    assert st == OK, acl.get_recent_err_msg()
+    W2 = Buf(max(bws, 1))
+    saved = idx % 2 == 0                                  # else recomputed (aclnnBatchNormStats in f64)
+    st = c.cudnnBatchNormalizationBackwardEx(
+        handle, mode, bn_ops, aD, bD, aP, bP, X.desc, X.ptr, Y.desc, Y.ptr, DY.desc, DY.ptr,
+        DZ.desc if DZ else None, DZ.ptr if DZ else None, DX.desc, DX.ptr, pdesc, G.ptr, B.ptr, DG.ptr, DB.ptr, eps,
+        SM.ptr if saved else None, SI.ptr if saved else None, A, W2.data if bws else None, bws,
+        R.data if rs else None, rs)
+    assert st == OK, acl.get_recent_err_msg()
+    mask = None
+    if act == "relu":
+        mask = bnv > 0
+    elif act == "clipped_relu":
+        mask = (bnv > 0) & (bnv < coef)
+    dxr, dgr, dbr, dyb = bn_backward_ref(x, dy, g, eps, per_act, mask)
+    np.testing.assert_allclose(DX.read(), aD * dxr + (bD * dx0 if bD else 0), rtol=tol, atol=tol)
+    np.testing.assert_allclose(DG.read(), aP * dgr.reshape(pshape) + (bP * dg0 if bP else 0), rtol=tol, atol=tol)
+    np.testing.assert_allclose(DB.read(), aP * dbr.reshape(pshape) + (bP * db0 if bP else 0), rtol=tol, atol=tol)
+    if DZ is not None:
+        np.testing.assert_array_equal(DZ.read(), dyb)     # dz = dy masked: exact
+
+    # inference with the updated running statistics (aclnnBatchNorm, training = false, in f64)
+    YI = Tensor(np.full(shape, np.nan), F64, order)
+    assert c.cudnnBatchNormalizationForwardInference(handle, mode, 1.0, 0.0, X.desc, X.ptr, YI.desc, YI.ptr, pdesc,
+                                                     G.ptr, B.ptr, RM.ptr, RV.ptr, eps) == OK
+    rm1, rv1 = RM.read(), RV.read()
+    np.testing.assert_allclose(YI.read(), (x - rm1) / np.sqrt(rv1 + eps) * g + b, rtol=tol, atol=tol)
+    for t in (X, Y, Z, G, B, RM, RV, SM, SI, DY, DX, DZ, DG, DB, YI):
+        if t is not None:
+            assert t.buf.guards_intact()
+            t.buf.free()
+    for buf in (W, R, W2):
+        assert buf.guards_intact()
+        buf.free()
+
+
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "nhwc"])
+def test_double_matches_pytorch_float64_autograd(handle, channels_last):
+    """DOUBLE batch norm (SPATIAL_PERSISTENT, blending off) against torch.nn.functional.batch_norm in
+    float64 with autograd: y, dx, dscale, dbias, running statistics to ~1e-12."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(31 + channels_last)
+    shape = (4, 3, 5, 6)
+    x, dy = rng.standard_normal(shape) * 3 + 1.25, rng.standard_normal(shape)
+    g, b = rng.standard_normal(3), rng.standard_normal(3)
+    order = (0, 2, 3, 1) if channels_last else None
+    X, Y = Tensor(x, F64, order), Tensor(np.zeros(shape), F64, order)
+    DY, DX = Tensor(dy, F64, order), Tensor(np.zeros(shape), F64, order)
+    pdesc = _param_desc(X.desc, PERSIST)
+    P = [Tensor(v, F64) for v in (g.reshape(1, 3, 1, 1), b.reshape(1, 3, 1, 1), np.zeros((1, 3, 1, 1)),
+                                  np.ones((1, 3, 1, 1)), *(np.zeros((1, 3, 1, 1)) for _ in range(4)))]
+    for t in P:
+        t.desc = pdesc
+    G, B, RM, RV, SM, SI, DG, DB = P
+    momentum, eps = 0.1, 1e-5
+    assert c.cudnnBatchNormalizationForwardTrainingEx(
+        handle, PERSIST, 0, 1.0, 0.0, X.desc, X.ptr, None, None, Y.desc, Y.ptr, pdesc, G.ptr, B.ptr, momentum, RM.ptr,
+        RV.ptr, eps, SM.ptr, SI.ptr, None, None, 0, None, 0) == OK
+    assert c.cudnnBatchNormalizationBackwardEx(
+        handle, PERSIST, 0, 1.0, 0.0, 1.0, 0.0, X.desc, X.ptr, None, None, DY.desc, DY.ptr, None, None, DX.desc,
+        DX.ptr, pdesc, G.ptr, None, DG.ptr, DB.ptr, eps, SM.ptr, SI.ptr, None, None, 0, None, 0) == OK
+    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    gt = torch.tensor(g, dtype=torch.float64, requires_grad=True)
+    bt = torch.tensor(b, dtype=torch.float64, requires_grad=True)
+    rm, rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    yt = torch.nn.functional.batch_norm(xt, rm, rv, gt, bt, training=True, momentum=momentum, eps=eps)
+    yt.backward(torch.tensor(dy, dtype=torch.float64))
+    tol = dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Y.read(), yt.detach().numpy(), **tol)
+    np.testing.assert_allclose(DX.read(), xt.grad.numpy(), **tol)
+    np.testing.assert_allclose(DG.read().ravel(), gt.grad.numpy(), **tol)
+    np.testing.assert_allclose(DB.read().ravel(), bt.grad.numpy(), **tol)
+    np.testing.assert_allclose(RM.read().ravel(), rm.numpy(), **tol)
+    np.testing.assert_allclose(RV.read().ravel(), rv.numpy(), **tol)
+    for t in (X, Y, DY, DX, *P):
+        assert t.buf.guards_intact()
+        t.buf.free()
+
+
 # statuses: every documented BAD_PARAM / NOT_SUPPORTED writes nothing ---------------------------------------
 
 def _fwd_setup():
@@ -543,7 +696,9 @@ FWD_ERRORS = [
     ("activation NULL with BN_ACTIVATION", BAD, "activationDesc", dict(bnOps=1, activationDesc=None)),
     ("reserve NULL with BN_ACTIVATION", BAD, "reserveSpace", dict(bnOps=1)),
     ("z NULL with BN_ADD_ACTIVATION", BAD, "zDesc", dict(bnOps=2, reserveSpace=1)),
-    ("DOUBLE data", UNSUP, "xDesc", dict(xDesc=_desc((2, 3, 4, 5), F64), yDesc=_desc((2, 3, 4, 5), F64))),
+    ("DOUBLE data, FLOAT params", BAD, "bnScaleBiasMeanVarDesc",
+     dict(xDesc=_desc((2, 3, 4, 5), F64), yDesc=_desc((2, 3, 4, 5), F64))),
+    ("FLOAT data, DOUBLE params", BAD, "bnScaleBiasMeanVarDesc", dict(bnScaleBiasMeanVarDesc=_desc((1, 3, 1, 1), F64))),
     ("INT8 data", UNSUP, "xDesc", dict(xDesc=_desc((2, 3, 4, 5), c.CUDNN_DATA_INT8),
                                        yDesc=_desc((2, 3, 4, 5), c.CUDNN_DATA_INT8))),
     ("workspace too small", BAD, "workSpaceSizeInBytes", dict(workspace="ws", workSpaceSizeInBytes=1)),

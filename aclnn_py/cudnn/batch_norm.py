@@ -21,8 +21,11 @@ Choices where cuDNN's documentation is silent (and the tests pin them):
 - dz of BackwardEx (BN_ADD_ACTIVATION) is the gradient after the activation, written as is
   (alphaDataDiff/betaDataDiff blend dx only).
 - savedMean/savedInvVariance NULL in the backward: the statistics are recomputed from x.
-- DOUBLE tensors: NOT_SUPPORTED (the BatchNorm kernels compute in f32; a DOUBLE path would need
-  f64 kernels, not yet written). FLOAT, HALF, BFLOAT16 data take FLOAT parameter tensors.
+- Data types: FLOAT, HALF, BFLOAT16 data take FLOAT parameter tensors (scale, bias, means, variances)
+  and compute in f32 with f64 statistics combines; DOUBLE data takes DOUBLE parameter tensors (cuDNN's
+  "double for double x, else float") and computes everything in f64 (statistics partials, finalize,
+  apply, backward sums and coefficients). Any other parameter dtype is BAD_PARAM; other data types
+  NOT_SUPPORTED.
 - Parameter tensors (scale, bias, means, variances) must be laid out so their C (or C·D·H·W) values
   form one strided run (any packed layout, e.g. cudnnDeriveBNTensorDescriptor's); else NOT_SUPPORTED.
 - The running variance is updated with the unbiased batch variance (as cuDNN and PyTorch).
@@ -48,8 +51,9 @@ __all__ = ["cudnnBatchNormalizationForwardTraining", "cudnnBatchNormalizationFor
            "cudnnGetNormalizationForwardTrainingWorkspaceSize", "cudnnGetNormalizationBackwardWorkspaceSize",
            "cudnnGetNormalizationTrainingReserveSpaceSize"]
 
-F32 = cudnnDataType_t.CUDNN_DATA_FLOAT
-_DATA = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16)
+F32, F64 = cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_DOUBLE
+_DATA = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16,
+         cudnnDataType_t.CUDNN_DATA_DOUBLE)
 _ACT = {cudnnActivationMode_t.CUDNN_ACTIVATION_RELU: "relu",
         cudnnActivationMode_t.CUDNN_ACTIVATION_CLIPPED_RELU: "clipped_relu",
         cudnnActivationMode_t.CUDNN_ACTIVATION_IDENTITY: "identity"}
@@ -61,11 +65,14 @@ def _data(desc, name: str) -> TensorDesc:
     d = desc_of(desc, TensorDesc, name)
     if d.nb_dims not in (4, 5):
         bad(f"{name} has {d.nb_dims} dims; only 4-D and 5-D tensors are supported")
-    if d.dtype == cudnnDataType_t.CUDNN_DATA_DOUBLE:
-        unsupported(f"{name} is DOUBLE: aclnn-py's batch norm kernels compute in f32 (FLOAT, HALF, BFLOAT16)")
     if d.dtype not in _DATA:
-        unsupported(f"{name} data type {d.dtype.name} is not supported (FLOAT, HALF, BFLOAT16)")
+        unsupported(f"{name} data type {d.dtype.name} is not supported (FLOAT, HALF, BFLOAT16, DOUBLE)")
     return d
+
+
+def _param_dtype(x: TensorDesc):
+    """The parameter tensors' data type for data ``x``: DOUBLE for DOUBLE, else FLOAT (cuDNN's rule)."""
+    return F64 if x.dtype == F64 else F32
 
 
 def _same(a: TensorDesc, an: str, b: TensorDesc, bn: str) -> None:
@@ -81,6 +88,7 @@ class _Geometry:
 
     def __init__(self, x: TensorDesc, per_activation: bool):
         self.x, self.per_activation = x, per_activation
+        self.pdtype = _param_dtype(x)
         self.N = x.dims[0]
         self.C = math.prod(x.dims[1:]) if per_activation else x.dims[1]
         self.param_dims = (1, *x.dims[1:]) if per_activation else (1, x.dims[1], *[1] * (x.nb_dims - 2))
@@ -103,8 +111,8 @@ class _Geometry:
         d = desc_of(desc, TensorDesc, name)
         if d.dims != self.param_dims:
             bad(f"{name} dims {d.dims} must be {self.param_dims} for this mode (cudnnDeriveBNTensorDescriptor)")
-        if d.dtype != F32:
-            bad(f"{name} data type must be FLOAT for {dtype_of_x.name} data, got {d.dtype.name}")
+        if d.dtype != self.pdtype:
+            bad(f"{name} data type must be {self.pdtype.name[11:]} for {dtype_of_x.name} data, got {d.dtype.name}")
         if flat_strides(d.dims, d.strides, 0) is None:
             unsupported(f"{name} strides {d.strides}: the {self.C} values must form one strided run")
         return d
@@ -302,8 +310,8 @@ def _backward(*, handle, per_act, bn_ops, alphaDataDiff, betaDataDiff, alphaPara
     for t in (X, DY):
         t.before(call)
     if sm is None:                  # recompute the statistics the forward would have saved
-        md, maddr = call.temp(F32, (g.C,))
-        sd, saddr = call.temp(F32, (g.C,))
+        md, maddr = call.temp(g.pdtype, (g.C,))
+        sd, saddr = call.temp(g.pdtype, (g.C,))
         mean, invstd = tensor(md, maddr), tensor(sd, saddr)
         call.op("BatchNormStats", input=X.op, eps=eps, mean=mean, invstd=invstd)
     else:
@@ -314,7 +322,7 @@ def _backward(*, handle, per_act, bn_ops, alphaDataDiff, betaDataDiff, alphaPara
         if (aP, bP) == (1.0, 0.0):
             params.append((user, None))
         else:
-            td, taddr = call.temp(F32, (g.C,))
+            td, taddr = call.temp(g.pdtype, (g.C,))
             params.append((tensor(td, taddr), user))
     call.required_ws = call.op(
         "BatchNormActivationBackward", grad_out=DY.op, input=X.op, weight=g.param_tensor(pd, sp), bias=None,

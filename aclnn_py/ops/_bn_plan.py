@@ -98,7 +98,8 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
                         ceil(N*S*min(C, 4*cx) / MIN_BLOCK_ELEMS))
       then splits = max(splits, 1, ceil(N*S / MAX_SPLIT_ELEMS)), capped at 65535.
     The finalize kernels get `splits` as an argument; the partial kernels read it from gridDim.y.
-    workspace_floats = 3*splits*C + C  (f32 slots, 4-byte aligned):
+    workspace_floats = 3*splits*C + C  (slots of the compute type: f32, or f64 for DOUBLE data — the
+    caller allocates slots * 4 or * 8 bytes):
       stats:    [0, s*C) mean of split s (shifted), [s*C, 2*s*C) M2, [2*s*C, 3*s*C) count (int32),
                 [3*s*C, 3*s*C + C) the shift K[c]
       backward: [0, s*C) sum dy, [s*C, 2*s*C) sum dy*(x - mean)

@@ -2,11 +2,20 @@
 blocks, oneDNN graph's BatchNormTrainingBackward and cuDNN BN-Ex style fused ops.
 
 Every data tensor reaches the kernels dense in one memory order, NCX or NXC (channels-last), chosen
-from the op's data tensor; per-channel tensors are turned into f32 coefficient arrays in the
-workspace (by the statistics finalize or a tiny prep kernel), so the big kernels are templated only
-on (T, layout). Reductions are two-pass with fixed-order partials in the workspace: every op is
+from the op's data tensor; per-channel tensors are turned into coefficient arrays of the compute type
+in the workspace (by the statistics finalize or a tiny prep kernel), so the big kernels are templated
+only on (T, layout). Reductions are two-pass with fixed-order partials in the workspace: every op is
 bitwise reproducible run to run. Per-channel tensors of one call share one dtype, FLOAT or the data
-dtype (the kernels' P). Workspace sizes depend only on shapes (``_bn_plan``), never on data.
+dtype (the kernels' P). Workspace sizes depend only on shapes and the compute type (``_bn_plan``),
+never on data.
+
+Compute type: f32 for FLOAT / FLOAT16 / BF16 data (statistics combined in f64), f64 for DOUBLE data.
+DOUBLE data is taken by aclnnBatchNorm, BatchNormBackward, BatchNormStats, BatchNormActivation and
+BatchNormActivationBackward (the ops behind the cuDNN face), with DOUBLE per-channel tensors only
+(cuDNN's rule); there the workspace partials, coefficient arrays and eps / momentum / ceiling are f64
+(8-byte slots) and every step computes in f64. The SyncBatchNorm building blocks (GatherStats, Elemt,
+ReduceBackward, ElemtBackward) and oneDNN's TrainingBackward keep CANN's / oneDNN's FLOAT / FLOAT16 /
+BF16 (their kernels would take double too; their declared dtypes follow the references).
 
     aclnnBatchNorm (training)   stats_partial -> stats_finalize (save_*, running_*) -> apply
     aclnnBatchNorm (inference)  prep(running_mean, running_var) -> apply
@@ -88,15 +97,18 @@ from ..tensor import aclBoolArray, aclTensor
 from . import _bn_plan as bp
 
 F32, F16, BF16, I32 = aclDataType.ACL_FLOAT, aclDataType.ACL_FLOAT16, aclDataType.ACL_BF16, aclDataType.ACL_INT32
+F64 = aclDataType.ACL_DOUBLE
 U8 = aclDataType.ACL_UINT8
 _FT = FLOAT_CTYPES
+_FTD = (*FLOAT_CTYPES, "double")     # the kernels the DOUBLE ops use (compute type f64)
+FLOATS_D = FLOATS | {F64}            # data dtypes of BatchNorm, BatchNormBackward, BatchNormStats and the fused ops
 FAMILY = declare(
     "batch_norm",
-    instantiate("bn_stats_partial<{T}, {CL}>", T=_FT, CL=BOOLS), instantiate("bn_stats_finalize<{P}>", P=_FT),
-    instantiate("bn_prep<{P}>", P=_FT), instantiate("bn_apply<{T}, {CL}, {FUSED}>", T=_FT, CL=BOOLS, FUSED=BOOLS),
-    instantiate("bn_bwd_reduce_partial<{T}, {CL}, {MASKED}>", T=_FT, CL=BOOLS, MASKED=BOOLS),
-    instantiate("bn_bwd_reduce_finalize<{P}>", P=_FT), instantiate("bn_bwd_elemt<{T}, {CL}, {MODE}>", T=_FT, CL=BOOLS,
-                                                                 MODE=("0", "1", "2")),
+    instantiate("bn_stats_partial<{T}, {CL}>", T=_FTD, CL=BOOLS), instantiate("bn_stats_finalize<{P}>", P=_FTD),
+    instantiate("bn_prep<{P}>", P=_FTD), instantiate("bn_apply<{T}, {CL}, {FUSED}>", T=_FTD, CL=BOOLS, FUSED=BOOLS),
+    instantiate("bn_bwd_reduce_partial<{T}, {CL}, {MASKED}>", T=_FTD, CL=BOOLS, MASKED=BOOLS),
+    instantiate("bn_bwd_reduce_finalize<{P}>", P=_FTD), instantiate("bn_bwd_elemt<{T}, {CL}, {MODE}>", T=_FTD, CL=BOOLS,
+                                                                  MODE=("0", "1", "2")),
     instantiate("bn_prep_elemt_bwd<{P}, {Q}>", P=_FT, Q=("int", "__half", "float")),
     instantiate("bn_gather_stats<{P}, {Q}>", P=_FT, Q=_FT))
 GROUP = "aclnn BatchNorm family (SyncBatchNorm building blocks)"
@@ -164,8 +176,16 @@ def _nonempty_axis(plan: ChannelPlan, ax: int) -> int:
 
 
 def PARAM(plan: Plan) -> frozenset:
-    """dtype rule of per-channel tensors: FLOAT or the data dtype."""
+    """dtype rule of per-channel tensors: FLOAT or the data dtype; DOUBLE data takes DOUBLE only (cuDNN's
+    "double for double data, else float"; the kernels' compute type follows the data)."""
+    if plan.ref.data_type == F64:
+        return frozenset({F64})
     return frozenset({F32, plan.ref.data_type})
+
+
+def STATS_OUT(plan: Plan) -> frozenset:
+    """aclnnBatchNormStats' outputs: FLOAT, DOUBLE for DOUBLE input."""
+    return frozenset({F64 if plan.ref.data_type == F64 else F32})
 
 
 def _ch(**kw):
@@ -194,19 +214,34 @@ def _f32(v) -> np.float32:
     return np.float32(v)
 
 
+def _wide(plan: Plan) -> bool:
+    """DOUBLE data: the kernels compute in f64 (workspace slots, coefficient arrays, eps/momentum/ceiling)."""
+    return plan.ref.data_type == F64
+
+
+def _acc_size(plan: Plan) -> int:
+    """Bytes of one compute-type slot: 8 for DOUBLE data, else 4 (f32)."""
+    return 8 if _wide(plan) else 4
+
+
+def _acc(plan: Plan, v):
+    """A scalar kernel argument of the compute type (np.float64 for DOUBLE data, else np.float32)."""
+    return np.float64(v) if _wide(plan) else np.float32(v)
+
+
 def _cl(b: bool) -> str:
     return "true" if b else "false"
 
 
 def _same_param_dtype(plan: Plan, names) -> aclDataType:
     """Per-channel tensors of one call share one dtype (FLOAT or the data dtype): the kernels' P.
-    FLOAT when none of them is given."""
+    FLOAT when none of them is given (DOUBLE for DOUBLE data: P follows the compute type)."""
     present = [n for n in names if plan[n] is not None]
     dts = {plan.dtype(n) for n in present}
     if len(dts) > 1:
         plan.fail(INVALID, "per-channel tensors " + ", ".join(present) + " must share one dtype, got "
                   + ", ".join(f"{n}={aclDataType(plan.dtype(n)).name}" for n in present))
-    return dts.pop() if dts else F32
+    return dts.pop() if dts else (F64 if plan.ref.data_type == F64 else F32)
 
 
 def _layout(plan: ChannelPlan) -> bool:
@@ -222,10 +257,11 @@ def _layout_of(plan: Plan, name: str) -> bool:
     return _layout(plan)
 
 
-def _f32_arrays(plan: Plan, k: int) -> list[Ws]:
-    """k f32 per-channel arrays in the workspace."""
-    base = plan.alloc(4 * k * plan.C)
-    return [Ws(base.byte_offset + 4 * plan.C * i) for i in range(k)]
+def _acc_arrays(plan: Plan, k: int) -> list[Ws]:
+    """k per-channel arrays of the compute type (f32, f64 for DOUBLE data) in the workspace."""
+    z = _acc_size(plan)
+    base = plan.alloc(z * k * plan.C)
+    return [Ws(base.byte_offset + z * plan.C * i) for i in range(k)]
 
 
 def _want(plan: Plan, name: str, flag=True):
@@ -256,27 +292,28 @@ def _check_len(plan: Plan, name: str, allow_empty: bool) -> None:
 
 def _stats(plan: Plan, T_: str, cl: bool, x, *, P: str, eps, momentum=0.0, weight=None, bias=None,
            save_mean=None, save_invstd=None, running_mean=None, running_var=None, coef=True):
-    """stats_partial -> stats_finalize. Returns the f32 apply coefficients (mean_f, scale_f, shift_f)."""
+    """stats_partial -> stats_finalize. Returns the apply coefficients (mean_f, scale_f, shift_f) of the
+    compute type."""
     N, C, S = plan.N, plan.C, plan.S
     grid, block, splits, wsf = bp.plan_reduction(N, C, S, cl)
-    ws = plan.alloc(4 * wsf)
-    coefs = _f32_arrays(plan, 3) if coef else [None] * 3
+    ws = plan.alloc(_acc_size(plan) * wsf)
+    coefs = _acc_arrays(plan, 3) if coef else [None] * 3
     plan.launch(FAMILY, f"bn_stats_partial<{T_}, {_cl(cl)}>", grid, block, (x, ws, _i64(N), _i64(C), _i64(S)))
     grid, block = bp.plan_finalize(C)
     plan.launch(FAMILY, f"bn_stats_finalize<{P}>", grid, block,
-                (ws, _i64(splits), _i64(C), _f32(eps), _f32(momentum), weight, bias, save_mean, save_invstd,
+                (ws, _i64(splits), _i64(C), _acc(plan, eps), _acc(plan, momentum), weight, bias, save_mean, save_invstd,
                  running_mean, running_var, *coefs))
     return coefs
 
 
 def _prep(plan: Plan, P: str, mean, stat, stat_is_var: bool, eps, weight=None, bias=None,
           want=("mean", "invstd", "w", "scale", "shift")) -> dict:
-    """bn_prep: f32 coefficient arrays (only those in ``want``) from user per-channel tensors."""
+    """bn_prep: coefficient arrays of the compute type (only those in ``want``) from user per-channel tensors."""
     keys = ("mean", "invstd", "w", "scale", "shift")
-    arrs = dict(zip([k for k in keys if k in want], _f32_arrays(plan, len(want))))
+    arrs = dict(zip([k for k in keys if k in want], _acc_arrays(plan, len(want))))
     grid, block = bp.plan_per_channel(plan.C)
     plan.launch(FAMILY, f"bn_prep<{P}>", grid, block,
-                (mean, stat, np.int32(stat_is_var), _f32(eps), weight, bias, _i64(plan.C),
+                (mean, stat, np.int32(stat_is_var), _acc(plan, eps), weight, bias, _i64(plan.C),
                  *(arrs.get(k) for k in keys)))
     return arrs
 
@@ -286,7 +323,7 @@ def _apply(plan: Plan, T_: str, cl: bool, x, y, mean_f, scale_f, shift_f, z=None
     grid, block = bp.plan_elementwise(plan.N, plan.C, plan.S, cl)
     plan.launch(FAMILY, f"bn_apply<{T_}, {_cl(cl)}, {_cl(fused)}>", grid, block,
                 (x, z, mean_f, scale_f, shift_f, y, mask, _i64(plan.N), _i64(plan.C), _i64(plan.S),
-                 np.int32(act), _f32(ceiling)))
+                 np.int32(act), _acc(plan, ceiling)))
 
 
 def _reduce(plan: Plan, T_: str, cl: bool, P: str, dy, x, mean_f, invstd_f, w_f=None, mask=None,
@@ -294,8 +331,8 @@ def _reduce(plan: Plan, T_: str, cl: bool, P: str, dy, x, mean_f, invstd_f, w_f=
     """reduce_partial -> reduce_finalize: the sums (and, with ``coef``, the dx coefficients a, k, g)."""
     N, C, S = plan.N, plan.C, plan.S
     grid, block, splits, wsf = bp.plan_reduction(N, C, S, cl)
-    ws = plan.alloc(4 * wsf)
-    coefs = _f32_arrays(plan, 3) if coef else [None] * 3
+    ws = plan.alloc(_acc_size(plan) * wsf)
+    coefs = _acc_arrays(plan, 3) if coef else [None] * 3
     plan.launch(FAMILY, f"bn_bwd_reduce_partial<{T_}, {_cl(cl)}, {_cl(mask is not None)}>", grid, block,
                 (dy, x, mask, mean_f, ws, _i64(N), _i64(C), _i64(S)))
     grid, block = bp.plan_finalize(C)
@@ -396,7 +433,7 @@ def _empty_batch_norm(plan: Plan) -> None:
 BatchNorm = register(_op(
     name="BatchNorm",
     params=(
-        T("input"),
+        T("input", dtypes=FLOATS_D),
         T("weight", shape=_ch(), dtypes=PARAM, optional=True),
         T("bias", shape=_ch(), dtypes=PARAM, optional=True),
         T("running_mean", shape=_ch(), dtypes=PARAM, optional=True, written=True),
@@ -404,7 +441,7 @@ BatchNorm = register(_op(
         A("training", bool),
         A("momentum", float),
         A("eps", float),
-        T("output", out=True, match="input", alias=("input",)),
+        T("output", out=True, dtypes=FLOATS_D, match="input", alias=("input",)),
         T("save_mean", out=True, dtypes=PARAM, optional=True, shape=Rank(1, 1)),
         T("save_invstd", out=True, dtypes=PARAM, optional=True, shape=Rank(1, 1)),
     ),
@@ -415,7 +452,8 @@ BatchNorm = register(_op(
         "save_mean, save_invstd = 1/sqrt(var + eps) (biased var), running stats (optional, in place) = "
         "(1 − momentum)·running + momentum·stat with the unbiased variance. inference: running_mean and "
         "running_var (required) normalise; save_* untouched (null or length 0 allowed). Data FLOAT/FLOAT16/"
-        "BF16, NCHW/NHWC/NCDHW/NDHWC/ND rank 2–8; per-channel tensors FLOAT or the data dtype (one dtype). "
+        "BF16/DOUBLE, NCHW/NHWC/NCDHW/NDHWC/ND rank 2–8; per-channel tensors FLOAT or the data dtype (one dtype; "
+        "DOUBLE data: DOUBLE only, everything computed in f64). "
         "Empty input: save_mean = 0, save_invstd = NaN (training). Deterministic.",
 ), globals())
 
@@ -461,8 +499,8 @@ def _plan_batch_norm_backward(plan: Plan) -> None:
 BatchNormBackward = register(_op(
     name="BatchNormBackward",
     params=(
-        T("grad_out"),
-        T("input", match="grad_out"),
+        T("grad_out", dtypes=FLOATS_D),
+        T("input", dtypes=FLOATS_D, match="grad_out"),
         T("weight", shape=_ch(), dtypes=PARAM, optional=True),
         T("running_mean", shape=_ch(), dtypes=PARAM, optional=True),
         T("running_var", shape=_ch(), dtypes=PARAM, optional=True),
@@ -471,7 +509,7 @@ BatchNormBackward = register(_op(
         A("training", bool),
         A("eps", float),
         A("output_mask", aclBoolArray, length=3),
-        T("grad_input", out=True, match="grad_out", optional=True, alias=("grad_out",)),
+        T("grad_input", out=True, dtypes=FLOATS_D, match="grad_out", optional=True, alias=("grad_out",)),
         T("grad_weight", out=True, shape=_ch(), dtypes=PARAM, optional=True),
         T("grad_bias", out=True, shape=_ch(), dtypes=PARAM, optional=True),
     ),
@@ -481,7 +519,8 @@ BatchNormBackward = register(_op(
         "save_mean)/n)·save_invstd·weight; inference: grad_input = grad_out·weight/sqrt(running_var + eps). "
         "grad_weight = Σgrad_out·(input − mean)·invstd, grad_bias = Σgrad_out (mean/invstd: save_* in "
         "training, running stats in inference). output_mask (aclBoolArray of 3) picks the outputs; masked-off "
-        "ones may be null and are not written. Empty input: success, nothing launched. Deterministic.",
+        "ones may be null and are not written. Data FLOAT/FLOAT16/BF16/DOUBLE (DOUBLE: DOUBLE per-channel "
+        "tensors, f64 compute). Empty input: success, nothing launched. Deterministic.",
 ), globals())
 
 
@@ -490,22 +529,24 @@ BatchNormBackward = register(_op(
 def _plan_batch_norm_stats(plan: Plan) -> None:
     T_ = plan.ctype("input")
     cl = _layout(plan)
-    _stats(plan, T_, cl, plan.data_in("input"), P="float", eps=plan["eps"], save_mean=plan.write("mean"),
+    _stats(plan, T_, cl, plan.data_in("input"), P="double" if _wide(plan) else "float", eps=plan["eps"],
+           save_mean=plan.write("mean"),
            save_invstd=plan.write("invstd"), coef=False)
 
 
 BatchNormStats = register(_op(
     name="BatchNormStats",
     params=(
-        T("input"),
+        T("input", dtypes=FLOATS_D),
         A("eps", float),
-        T("mean", out=True, shape=_ch(), dtypes=frozenset({F32})),
-        T("invstd", out=True, shape=_ch(), dtypes=frozenset({F32})),
+        T("mean", out=True, shape=_ch(), dtypes=STATS_OUT),
+        T("invstd", out=True, shape=_ch(), dtypes=STATS_OUT),
     ),
     plan=_plan_batch_norm_stats,
     plan_empty=lambda plan: _fill_stats_empty(plan, "mean", "invstd"),
     doc="mean = Σinput/n, invstd = 1/sqrt(Σ(input − mean)²/n + eps) per channel (biased variance; Welford "
-        "partials combined in f64). mean, invstd: FLOAT, 1-D C. Empty input: mean = 0, invstd = NaN. "
+        "partials combined in f64). input FLOAT/FLOAT16/BF16/DOUBLE (DOUBLE computes in f64); mean, invstd: "
+        "FLOAT (DOUBLE for DOUBLE input), 1-D C. Empty input: mean = 0, invstd = NaN. "
         "Deterministic.",
 ), globals())
 
@@ -668,7 +709,7 @@ def _plan_elemt_backward(plan: Plan) -> None:
     T_ = plan.ctype("input")
     P = plan.ctype(_same_param_dtype(plan, _EB_PARAMS))
     Q = {I32: "int", F16: "__half", F32: "float"}[plan.dtype("counter")]
-    mean_f, a_f, k_f, g_f = _f32_arrays(plan, 4)
+    mean_f, a_f, k_f, g_f = _acc_arrays(plan, 4)
     counter = plan.read("counter")
     params = [plan.read(n) for n in _EB_PARAMS]
     grid, block = bp.plan_per_channel(C)
@@ -857,8 +898,8 @@ BatchNormActivation = register(_op(
            "cudnnGetNormalizationForwardTrainingWorkspaceSize", "cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
            "cudnnGetNormalizationTrainingReserveSpaceSize"),
     params=(
-        T("input"),
-        T("z", match="input", optional=True),
+        T("input", dtypes=FLOATS_D),
+        T("z", dtypes=FLOATS_D, match="input", optional=True),
         T("weight", shape=_ch(), dtypes=PARAM, optional=True),
         T("bias", shape=_ch(), dtypes=PARAM, optional=True),
         T("running_mean", shape=_ch(), dtypes=PARAM, optional=True, written=True),
@@ -866,7 +907,7 @@ BatchNormActivation = register(_op(
         A("momentum", float),
         A("eps", float),
         *_ACT_ATTRS,
-        T("output", out=True, match="input", alias=("input",)),
+        T("output", out=True, dtypes=FLOATS_D, match="input", alias=("input",)),
         T("save_mean", out=True, shape=_ch(), dtypes=PARAM, optional=True),
         T("save_invstd", out=True, shape=_ch(), dtypes=PARAM, optional=True),
         T("reserve", out=True, dtypes=_RESERVE_DTYPES, optional=True, shape=Rank(1, 8)),
@@ -877,7 +918,8 @@ BatchNormActivation = register(_op(
     doc="cuDNN BN-Ex forward (training): output = act(BN(input) [+ z]), act in {identity, relu, clipped_relu "
         "(ceiling)}; save_mean, save_invstd, running stats as aclnnBatchNorm's training. reserve (UINT8/INT32, "
         "contiguous; size from aclnnBatchNormActivationGetReserveSpaceSize) gets the gradient-pass bit mask "
-        "(not written for identity). running_* and save_* both or neither. Deterministic.",
+        "(not written for identity). running_* and save_* both or neither. Data FLOAT/FLOAT16/BF16/DOUBLE "
+        "(DOUBLE: DOUBLE per-channel tensors, f64 compute). Deterministic.",
 ), globals())
 
 
@@ -907,8 +949,8 @@ BatchNormActivationBackward = register(_op(
     cudnn=("cudnnBatchNormalizationBackward", "cudnnBatchNormalizationBackwardEx", "cudnnNormalizationBackward",
            "cudnnGetBatchNormalizationBackwardExWorkspaceSize", "cudnnGetNormalizationBackwardWorkspaceSize"),
     params=(
-        T("grad_out"),
-        T("input", match="grad_out"),
+        T("grad_out", dtypes=FLOATS_D),
+        T("input", dtypes=FLOATS_D, match="grad_out"),
         T("weight", shape=_ch(), dtypes=PARAM, optional=True),
         T("bias", shape=_ch(), dtypes=PARAM, optional=True),
         T("save_mean", shape=_ch(), dtypes=PARAM),
@@ -916,8 +958,8 @@ BatchNormActivationBackward = register(_op(
         T("reserve", dtypes=_RESERVE_DTYPES, optional=True, shape=Rank(1, 8)),
         *_ACT_ATTRS,
         A("eps", float),
-        T("grad_input", out=True, match="grad_out"),
-        T("grad_z", out=True, match="grad_out", optional=True),
+        T("grad_input", out=True, dtypes=FLOATS_D, match="grad_out"),
+        T("grad_z", out=True, dtypes=FLOATS_D, match="grad_out", optional=True),
         T("grad_weight", out=True, shape=_ch(), dtypes=PARAM, optional=True),
         T("grad_bias", out=True, shape=_ch(), dtypes=PARAM, optional=True),
     ),
@@ -927,7 +969,8 @@ BatchNormActivationBackward = register(_op(
     doc="cuDNN BN-Ex backward (training): dy' = grad_out where the forward's reserve bit is set (identity: all), "
         "grad_z = dy' (optional), then BN backward of dy' with save_mean/save_invstd: grad_input, grad_weight "
         "(optional), grad_bias (optional). Pass the same input view as the forward (the mask layout follows its "
-        "memory order). bias, ceiling, eps are not needed (cuDNN parity). Empty input: grad_weight = grad_bias "
+        "memory order). bias, ceiling, eps are not needed (cuDNN parity). Data FLOAT/FLOAT16/BF16/DOUBLE (DOUBLE: "
+        "DOUBLE per-channel tensors, f64 compute). Empty input: grad_weight = grad_bias "
         "= 0. Deterministic.",
 ), globals())
 
@@ -947,8 +990,8 @@ def aclnnBatchNormActivationGetReserveSpaceSize(input, activation_mode="identity
     mode = "identity" if activation_mode is None else activation_mode
     if mode not in ACT_MODES:
         return 0, fail(INVALID, f"{api}: activation_mode must be one of {tuple(ACT_MODES)}, got {activation_mode!r}")
-    if input.data_type not in FLOATS:
-        return 0, fail(INVALID, f"{api}: input dtype must be one of FLOAT, FLOAT16, BF16, got "
+    if input.data_type not in FLOATS_D:
+        return 0, fail(INVALID, f"{api}: input dtype must be one of FLOAT, FLOAT16, BF16, DOUBLE, got "
                                 f"{aclDataType(input.data_type).name}")
     if not 2 <= input.rank <= 8:
         return 0, fail(INVALID, f"{api}: input rank must be in [2, 8], got {input.rank}")

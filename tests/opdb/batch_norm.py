@@ -27,12 +27,12 @@ from harness import Sample, TensorSpec, _layout_strides
 from opdb import OpInfo
 from references import batch_norm as R
 
-F32, F16, BF16, I32, U8 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_INT32, A.ACL_UINT8
+F32, F16, BF16, I32, U8, F64 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_INT32, A.ACL_UINT8, A.ACL_DOUBLE
 NCHW, NHWC, ND, NCL, NC, NCDHW, NDHWC = (A.ACL_FORMAT_NCHW, A.ACL_FORMAT_NHWC, A.ACL_FORMAT_ND, A.ACL_FORMAT_NCL,
                                         A.ACL_FORMAT_NC, A.ACL_FORMAT_NCDHW, A.ACL_FORMAT_NDHWC)
 INVALID, NULLPTR = A.ACLNN_ERR_PARAM_INVALID, A.ACLNN_ERR_PARAM_NULLPTR
 FORMAT_FOR_RANK = {2: NC, 3: NCL, 4: NCHW, 5: NCDHW}
-DT_NAME = {F32: "f32", F16: "f16", BF16: "bf16"}
+DT_NAME = {F32: "f32", F16: "f16", BF16: "bf16", F64: "f64"}
 
 
 def geom(shape, channel_last):
@@ -109,6 +109,23 @@ def standard(make, rng, pairs=lambda dt: sorted({F32, dt}), *, big=False, dtypes
         out.append(make(rng, (2, 3, 4100), F32, F32, note="planes cut into segments (S > 4096)"))
         out.append(make(rng, (40, 70), F32, F32, channel_last=True, note="NC, many rows"))
     return out
+
+
+def doubles(make, rng, **kw):
+    """DOUBLE data with DOUBLE per-channel tensors (the ops that take DOUBLE compute it in f64: the harness's
+    DOUBLE tolerance, 1e-12 scaled by the op's factor): both layouts, vector and scalar paths (odd S,
+    C % 4 != 0), planes cut into segments, S = 1, shifted data (|mean| >> std)."""
+    return [
+        make(rng, (2, 3, 4, 5), F64, F64, note="NCHW f64/f64", **kw),
+        make(rng, (2, 4, 5, 3), F64, F64, channel_last=True, note="NHWC f64/f64", **kw),
+        make(rng, (3, 5, 4, 4), F64, F64, layout="channels_last", note="NCHW view, channels-last memory f64", **kw),
+        make(rng, (3, 6, 33), F64, F64, note="odd S f64 (scalar NCX path)", **kw),
+        make(rng, (3, 37, 5), F64, F64, layout="channels_last", note="C = 37 NXC f64 (scalar NXC path)", **kw),
+        make(rng, (2, 3, 4100), F64, F64, note="planes cut into segments f64", **kw),
+        make(rng, (6, 37), F64, F64, note="NC, S = 1 f64", **kw),
+        make(rng, (2, 3, 4, 5), F64, F64, layout="strided", note="strided views f64", **kw),
+        make(rng, (0, 3, 4, 5), F64, F64, note="empty N f64", **kw),
+    ]
 
 
 def common_errors(make, rng, out_name, in_names, *, channel_last=False):
@@ -232,6 +249,17 @@ def channel_errors(make, rng, names, **kw):
     return out
 
 
+def double_errors(make, rng, names, **kw):
+    """DOUBLE data takes DOUBLE per-channel tensors only (FLOAT ones are 161002); DOUBLE per-channel tensors
+    with FLOAT data are 161002 too (channel_errors)."""
+    out = []
+    for n in names:
+        out.append(with_(make, rng, f"f64 data, {n} FLOAT", INVALID, set_(n, dtype=F32), dtype=F64, pdtype=F64, **kw))
+    out.append(with_(make, rng, "f64 data, all per-channel FLOAT", INVALID, lambda s: None, dtype=F64, pdtype=F32,
+                     **kw))
+    return out
+
+
 # aclnnBatchNorm --------------------------------------------------------------------------------
 
 def make_bn(rng, shape, dtype=F32, pdtype=F32, *, channel_last=False, layout="contiguous", out_layout=None,
@@ -265,6 +293,13 @@ def samples_bn(rng):
         make_bn(rng, (2, 3, 4, 5), F32, momentum=1.0, eps=0.0, note="momentum 1, eps 0"),
         make_bn(rng, (2, 3, 4, 5), F16, F16, playout="strided", note="strided running stats, f16"),
     ]
+    out += doubles(make_bn, rng)
+    out += [
+        make_bn(rng, (2, 3, 4, 5), F64, F64, training=False, note="inference f64"),
+        make_bn(rng, (2, 4, 5, 3), F64, F64, channel_last=True, training=False, note="inference NHWC f64"),
+        make_bn(rng, (4, 6, 8), F64, F64, loc=100.0, scale=0.1, note="mean 100, std 0.1 f64 (shifted data)"),
+        make_bn(rng, (2, 3, 4, 5), F64, F64, momentum=1.0 / 3.0, eps=1e-7, note="f64 momentum 1/3 (not an f32 value)"),
+    ]
     return out
 
 
@@ -297,6 +332,7 @@ def errors_bn(rng):
                      lambda s: setattr(s.tensors["save_mean"], "values", np.zeros(0))))
     out.append(with_(make_bn, rng, "save_invstd 2-D", INVALID,
                      lambda s: setattr(s.tensors["save_invstd"], "values", np.zeros((1, 3)))))
+    out += double_errors(make_bn, rng, ("weight", "bias", "running_mean", "running_var", "save_mean", "save_invstd"))
 
     def alias_running(d):
         d["running_var"].tensor.addr = d["running_mean"].tensor.addr
@@ -355,6 +391,12 @@ def samples_bnb(rng):
                  note="mask 001 NHWC"),
         make_bnb(rng, (2, 3, 4, 5), F32, mask=(False, False, False), null_masked=True, note="mask 000"),
     ]
+    out += doubles(make_bnb, rng)
+    out += [
+        make_bnb(rng, (2, 3, 4, 5), F64, F64, training=False, note="inference f64"),
+        make_bnb(rng, (2, 4, 5, 3), F64, F64, channel_last=True, training=False, mask=(False, True, True),
+                 null_masked=True, note="inference NHWC f64, grads only"),
+    ]
     return out
 
 
@@ -389,6 +431,7 @@ def errors_bnb(rng):
                                           "grad_weight", "grad_bias"))
     out.append(with_(make_bnb, rng, "save_mean length 0 in training", INVALID,
                      lambda s: setattr(s.tensors["save_mean"], "values", np.zeros(0))))
+    out += double_errors(make_bnb, rng, ("weight", "save_mean", "grad_weight"))
     return out
 
 
@@ -396,7 +439,7 @@ def errors_bnb(rng):
 
 def make_stats(rng, shape, dtype=F32, pdtype=F32, *, channel_last=False, layout="contiguous", out_layout=None,
                playout="contiguous", fmt=None, eps=1e-5, loc=0.5, scale=2.0, note=""):
-    m = Maker(rng, shape, dtype, F32, channel_last, layout, out_layout, playout, fmt)
+    m = Maker(rng, shape, dtype, F64 if dtype == F64 else F32, channel_last, layout, out_layout, playout, fmt)
     return Sample({"input": m.data(scale=scale, shift=loc), "mean": m.ch(out=True), "invstd": m.ch(out=True)},
                   {"eps": eps}, note=note, channel_axis=m.ax)
 
@@ -405,6 +448,9 @@ def samples_stats(rng):
     out = standard(make_stats, rng, pairs=lambda dt: [F32], big=True)
     out += [make_stats(rng, (4, 6, 8), F32, loc=1e4, scale=1e-2, note="mean 1e4, std 1e-2 (Welford)"),
             make_stats(rng, (2, 3, 4), F32, eps=0.0, scale=0.0, note="constant input, eps 0: invstd 0")]
+    out += doubles(make_stats, rng)
+    out += [make_stats(rng, (4, 6, 8), F64, loc=1e6, scale=1e-3, note="mean 1e6, std 1e-3 f64 (Welford)"),
+            make_stats(rng, (2, 3, 4), F64, eps=0.0, scale=0.0, note="constant f64 input, eps 0: invstd 0")]
     return out
 
 
@@ -427,6 +473,9 @@ def errors_stats(rng):
         out.append(with_(make_stats, rng, f"{n} 2-D", INVALID,
                          lambda s, n=n: setattr(s.tensors[n], "values", np.zeros((1, 3)))))
     out.append(with_(make_stats, rng, "input private format", INVALID, set_("input", format=A.ACL_FORMAT_NC1HWC0)))
+    for n in ("mean", "invstd"):
+        out.append(with_(make_stats, rng, f"f64 input, {n} FLOAT", INVALID, set_(n, dtype=F32), dtype=F64))
+        out.append(with_(make_stats, rng, f"f32 input, {n} DOUBLE", INVALID, set_(n, dtype=F64)))
     out.append((make_stats(rng, (2, 0, 4), note="C = 0"), INVALID))
     out.append((make_stats(rng, (1, 2, 1, 1, 1, 1, 1, 1, 2), note="rank 9"), INVALID))
     s = make_stats(rng, (2, 3), note="rank 1")
@@ -758,6 +807,15 @@ def samples_ba(rng):
         make_ba(rng, (2, 3, 4, 5), BF16, BF16, act="clipped_relu", ceiling=2.0, rdtype=I32, note="INT32 reserve"),
         make_ba(rng, (2, 3, 4, 5), F32, affine=False, running=False, save=False, note="bare"),
     ]
+    out += doubles(make_ba, rng)
+    out += [
+        make_ba(rng, (2, 3, 4, 5), F64, F64, act="identity", note="identity + z f64"),
+        make_ba(rng, (2, 4, 5, 3), F64, F64, channel_last=True, act="clipped_relu", ceiling=0.7, rdtype=I32,
+                note="clipped NHWC f64, INT32 reserve"),
+        make_ba(rng, (2, 3, 4, 5), F64, F64, act="clipped_relu", ceiling=1.0 / 3.0, note="clipped f64, ceiling 1/3"),
+        make_ba(rng, (2, 3, 4, 5), F64, F64, affine=False, running=False, save=False, z=False, note="bare f64"),
+        make_ba(rng, (2, 3, 4, 5), F64, F64, momentum=1.0 / 3.0, note="f64 momentum 1/3"),
+    ]
     s = make_ba(rng, (2, 3, 4, 5), F32, note="activation_mode None = identity")
     s.attrs["activation_mode"] = None
     s.tensors["reserve"] = None
@@ -801,6 +859,8 @@ def errors_ba(rng):
 
     def overlap(d):
         d["reserve"].tensor.addr = d["input"].tensor.addr
+    out += double_errors(make_ba, rng, ("weight", "running_var", "save_invstd"))
+    out.append(with_(make_ba, rng, "z f32 with f64 input", INVALID, set_("z", dtype=F32), dtype=F64, pdtype=F64))
     s = make_ba(rng, (2, 3, 4, 5), note="reserve overlaps input")
     s.mutate = overlap
     out.append((s, INVALID))
@@ -890,6 +950,14 @@ def samples_bab(rng):
         make_bab(rng, (2, 3, 4, 5), BF16, F32, weight=False, note="no weight"),
         make_bab(rng, (3, 40, 7), F32, layout="channels_last", note="C > 32 (multi-word NXC rows)"),
     ]
+    out += doubles(make_bab, rng)
+    out += [
+        make_bab(rng, (2, 3, 4, 5), F64, F64, act="identity", note="identity, grad_z f64"),
+        make_bab(rng, (2, 4, 5, 3), F64, F64, channel_last=True, act="clipped_relu", rdtype=I32,
+                 note="clipped NHWC f64, INT32 reserve"),
+        make_bab(rng, (3, 40, 7), F64, F64, layout="channels_last", note="C > 32 f64 (multi-word NXC rows)"),
+        make_bab(rng, (2, 3, 4, 5), F64, F64, weight=False, grads=False, note="no weight, grad_input only f64"),
+    ]
     return out
 
 
@@ -917,6 +985,9 @@ def errors_bab(rng):
     out.append(with_(make_bab, rng, "grad_z dtype differs", INVALID, set_("grad_z", dtype=BF16)))
     out += common_errors(make_bab, rng, "grad_input", ("grad_out", "input"))
     out += channel_errors(make_bab, rng, ("weight", "bias", "save_mean", "save_invstd", "grad_weight", "grad_bias"))
+    out += double_errors(make_bab, rng, ("bias", "save_mean", "grad_bias"))
+    out.append(with_(make_bab, rng, "grad_out f32 with f64 input", INVALID, set_("grad_out", dtype=F32), dtype=F64,
+                     pdtype=F64))
     return out
 
 

@@ -69,6 +69,7 @@ def _unbiased(var, n):
 def _channel_stats(x3):
     n = x3.shape[0] * x3.shape[2]
     mean = x3.mean(axis=(0, 2))
+    mean = mean + (x3 - _bc(mean)).mean(axis=(0, 2))     # one correction pass: f64-exact when |mean| >> std
     var = ((x3 - _bc(mean)) ** 2).mean(axis=(0, 2))
     return mean, var, n
 
