@@ -23,6 +23,7 @@ import numpy as np
 
 from ..kernel_cache import BOOLS, FLOAT_CTYPES, declare, instantiate
 from ..opdef import AttrParam as A, OpDef, TensorParam as T, register
+from ..backends import get_backend
 from ..plan import Plan, grid_for, memory_order
 
 _KINDS = ("rows", "block", "cols")
@@ -31,6 +32,7 @@ FAMILY = declare("softmax", *(instantiate(f"softmax_{d}_{k}<{{T}}, {{LOG}}>", T=
 GROUP = "Softmax"
 
 WARP_ROW_MAX = 1024          # longest row one warp walks; longer rows get a block
+HOST_ROW_MAX = 256           # on the host emulator, rows up to this long take the per-thread column kernel
 ROWS_PER_BLOCK = 4           # kRowsPerBlock in softmax.cu
 BLOCK = 256
 
@@ -51,7 +53,12 @@ def _geometry(plan: Plan, like: str) -> tuple[list[int], int, int, int]:
 def _launch(plan: Plan, direction: str, log: bool, ptrs: tuple, outer: int, D: int, inner: int, dtype: str) -> None:
     tmpl = f"<{plan.ctype(dtype)}, {'true' if log else 'false'}>"
     n64 = np.int64
-    if inner == 1 and D <= WARP_ROW_MAX:
+    if inner == 1 and D <= HOST_ROW_MAX and get_backend().name == "host":
+        # the emulator runs warp shuffles as fiber switches (µs per row): a short row is cheaper walked by one
+        # thread (the column kernel with inner = 1 runs as a plain loop); a GPU given this plan gives these bits
+        plan.launch(FAMILY, f"softmax_{direction}_cols{tmpl}", grid_for(outer, BLOCK), BLOCK,
+                    (*ptrs, n64(outer), n64(D), n64(1)))
+    elif inner == 1 and D <= WARP_ROW_MAX:
         grid = min(-(-outer // ROWS_PER_BLOCK), 65535)
         plan.launch(FAMILY, f"softmax_{direction}_rows{tmpl}", grid, 32 * ROWS_PER_BLOCK, (*ptrs, n64(outer), n64(D)))
     elif inner == 1:
