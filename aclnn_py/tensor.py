@@ -526,13 +526,13 @@ def _describe(obj, backend_name: str) -> _Described:
         return _Described(int(cai["data"][0] or 0), shape, tuple(int(s) for s in strides), dt, True, obj,
                           not cai["data"][1], stream)
     if hasattr(obj, "__dlpack__"):
-        from . import dlpack
-        dev = tuple(obj.__dlpack_device__()) if hasattr(obj, "__dlpack_device__") else (dlpack.KDL_CPU, 0)
-        on_gpu = dev[0] in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED)
+        from .dlpack import KDL_CPU, KDL_CUDA, KDL_CUDA_MANAGED, consume
+        dev = tuple(obj.__dlpack_device__()) if hasattr(obj, "__dlpack_device__") else (KDL_CPU, 0)
+        on_gpu = dev[0] in (KDL_CUDA, KDL_CUDA_MANAGED)
         # the consumer's stream: the legacy default stream on a GPU (our streams are blocking streams and
         # order with it); host memory has no stream
         stream = 1 if on_gpu and backend_name == "cuda" else None
-        ptr, shape, strides, dt, (dtype_, did), writable, owner = dlpack.consume(obj, stream)
+        ptr, shape, strides, dt, (dtype_, did), writable, owner = consume(obj, stream)
         return _Described(ptr, shape, strides, dt, on_gpu, (obj, owner), writable, None, did if on_gpu else None)
     if cai_error is not None:
         raise cai_error

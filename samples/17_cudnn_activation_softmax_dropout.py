@@ -12,7 +12,7 @@ import numpy as np
 
 from aclnn_py import acl
 from aclnn_py import cudnn as c
-from acl_sample import CHECK_RET, to_host
+from acl_sample import CHECK_CUDNN, CHECK_RET, Verdicts, to_device, to_host
 
 APIS = ["cudnnActivationBackward", "cudnnDropoutBackward", "cudnnSoftmaxBackward",
         "aclnnpyActivation", "aclnnpyActivationBackward", "aclnnpyDropoutStateSet", "aclnnpyDropoutStateAdvance",
@@ -20,31 +20,15 @@ APIS = ["cudnnActivationBackward", "cudnnDropoutBackward", "cudnnSoftmaxBackward
         "aclnnLogSoftmaxBackward", "aclnnDropoutBackward"]
 
 
-def CHECK_CUDNN(st, what):
-    CHECK_RET(st == c.CUDNN_STATUS_SUCCESS, f"{what} ({c.cudnnGetErrorString(st)})")
-
-
-def to_device(host):
-    dev, ret = acl.rt.malloc(max(host.nbytes, 1), 0)
-    CHECK_RET(ret == 0, "aclrtMalloc")
-    CHECK_RET(acl.rt.memcpy(dev, host.nbytes, acl.util.numpy_to_ptr(np.ascontiguousarray(host)), host.nbytes,
-                            acl.rt.ACL_MEMCPY_HOST_TO_DEVICE) == 0, "aclrtMemcpy")
-    return dev
-
-
 def sig(v):
     return 1 / (1 + np.exp(-v))
 
 
 def main() -> int:
-    ok = True
+    verdicts = Verdicts(40)
 
     def check(name, got, ref, tol=2e-5):
-        nonlocal ok
-        err = np.abs(got - ref).max()
-        good = bool(np.allclose(got, ref, rtol=tol, atol=tol))
-        ok &= good
-        print(f"{name:<40} max |error| vs float64: {err:.2e} -> {'PASS' if good else 'FAIL'}")
+        verdicts(name, got, ref, tol)
 
     # 1. init, device, stream, handle
     CHECK_RET(acl.init() == 0, "aclInit")
@@ -112,7 +96,7 @@ def main() -> int:
     check("SoftmaxBackward", host(dd), dd_ref)
     check("DropoutBackward", host(dh), dh_ref)
     check("ActivationBackward (swish)", host(dx), dx_ref)
-    ok &= 0.15 < 1 - keep.mean() < 0.35
+    verdicts.ok &= 0.15 < 1 - keep.mean() < 0.35
 
     # 6. clipped ReLU with blending, log-softmax over C·H·W
     clip, _ = c.cudnnCreateActivationDescriptor()
@@ -143,7 +127,7 @@ def main() -> int:
     CHECK_RET(acl.rt.destroy_stream(stream) == 0, "aclrtDestroyStream")
     CHECK_RET(acl.rt.reset_device(0) == 0, "aclrtResetDevice")
     CHECK_RET(acl.finalize() == 0, "aclFinalize")
-    return 0 if ok else 1
+    return 0 if verdicts.ok else 1
 
 
 if __name__ == "__main__":

@@ -14,24 +14,12 @@ import numpy as np
 
 from aclnn_py import acl
 from aclnn_py import cudnn as c
-from acl_sample import CHECK_RET, to_host
+from acl_sample import CHECK_CUDNN, CHECK_RET, Verdicts, to_device, to_host
 
 APIS = ["cudnnLRNCrossChannelBackward", "cudnnDivisiveNormalizationBackward", "cudnnSpatialTfGridGeneratorBackward",
         "cudnnSpatialTfSamplerBackward", "aclnnpyLrnCrossChannel", "aclnnpyLrnCrossChannelBackward",
         "aclnnpyDivisiveNormalization", "aclnnpyDivisiveNormalizationBackward", "aclnnAffineGrid",
         "aclnnpyAffineGridBackward", "aclnnGridSampler2D", "aclnnGridSampler2DBackward"]
-
-
-def CHECK_CUDNN(st, what):
-    CHECK_RET(st == c.CUDNN_STATUS_SUCCESS, f"{what} ({c.cudnnGetErrorString(st)})")
-
-
-def to_device(host):
-    dev, ret = acl.rt.malloc(max(host.nbytes, 1), 0)
-    CHECK_RET(ret == 0, "aclrtMalloc")
-    CHECK_RET(acl.rt.memcpy(dev, host.nbytes, acl.util.numpy_to_ptr(np.ascontiguousarray(host)), host.nbytes,
-                            acl.rt.ACL_MEMCPY_HOST_TO_DEVICE) == 0, "aclrtMemcpy")
-    return dev
 
 
 def lrn(x, n, a, b, k):
@@ -78,14 +66,7 @@ def num_grad(f, x, dy, eps=1e-6):
 
 
 def main() -> int:
-    ok = True
-
-    def check(name, got, ref, tol):
-        nonlocal ok
-        err = np.abs(got - ref).max()
-        good = bool(np.allclose(got, ref, rtol=tol, atol=tol))
-        ok &= good
-        print(f"{name:<42} max |error| vs float64: {err:.2e} -> {'PASS' if good else 'FAIL'}")
+    check = Verdicts(42)
 
     CHECK_RET(acl.init() == 0, "aclInit")
     CHECK_RET(acl.rt.set_device(0) == 0, "aclrtSetDevice")
@@ -180,7 +161,7 @@ def main() -> int:
     CHECK_RET(acl.rt.destroy_stream(stream) == 0, "aclrtDestroyStream")
     CHECK_RET(acl.rt.reset_device(0) == 0, "aclrtResetDevice")
     CHECK_RET(acl.finalize() == 0, "aclFinalize")
-    return 0 if ok else 1
+    return 0 if check.ok else 1
 
 
 if __name__ == "__main__":

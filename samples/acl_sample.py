@@ -8,12 +8,41 @@ import numpy as np
 import aclnn_py as A
 from aclnn_py import acl
 
-__all__ = ["CHECK_RET", "create_acl_tensor", "to_host", "run"]
+__all__ = ["CHECK_RET", "CHECK_CUDNN", "create_acl_tensor", "to_device", "to_host", "run", "Verdicts"]
 
 
 def CHECK_RET(ok, what):
     if not ok:
         raise RuntimeError(f"{what} failed: {acl.get_recent_err_msg()}")
+
+
+def CHECK_CUDNN(st, what):
+    """The cuDNN samples' check: any status but CUDNN_STATUS_SUCCESS stops the program."""
+    from aclnn_py import cudnn
+    CHECK_RET(st == cudnn.CUDNN_STATUS_SUCCESS, f"{what} ({cudnn.cudnnGetErrorString(st)})")
+
+
+def to_device(host: np.ndarray) -> int:
+    """malloc + memcpy: a device copy of ``host`` (a cuDNN program's cudaMalloc + cudaMemcpy)."""
+    dev, ret = acl.rt.malloc(max(host.nbytes, 1), acl.rt.ACL_MEM_MALLOC_HUGE_FIRST)
+    CHECK_RET(ret == 0, "aclrtMalloc")
+    CHECK_RET(acl.rt.memcpy(dev, host.nbytes, acl.util.numpy_to_ptr(np.ascontiguousarray(host)), host.nbytes,
+                            acl.rt.ACL_MEMCPY_HOST_TO_DEVICE) == 0, "aclrtMemcpy")
+    return dev
+
+
+class Verdicts:
+    """``check(name, got, ref, tol)`` prints a line per comparison with a float64 reference; ``ok`` is
+    whether every one passed."""
+
+    def __init__(self, width: int = 44):
+        self.ok, self.width = True, width
+
+    def __call__(self, name, got, ref, tol):
+        err = np.abs(np.asarray(got, np.float64) - ref).max()
+        good = bool(np.allclose(got, ref, rtol=tol, atol=tol))
+        self.ok &= good
+        print(f"{name:<{self.width}} max |error| vs float64: {err:.2e} -> {'PASS' if good else 'FAIL'}")
 
 
 def create_acl_tensor(host: np.ndarray, dtype, fmt=A.ACL_FORMAT_ND):

@@ -143,6 +143,7 @@ class _Env:
             "cudnnDropoutForward": [h, self.drop, x, X, x, Y, R, 1 << 12],
             "cudnnLRNCrossChannelBackward": [h, self.lrn, 0, 1.0, x, Y, x, DY, x, X, 0.0, x, DX],
             "cudnnDivisiveNormalizationBackward": [h, self.lrn, 0, 1.0, x, X, None, DY, W, W, 0.0, x, DX, None],
+            "cudnnSpatialTfGridGeneratorForward": [h, self.st, TH, G],
             "cudnnSpatialTfGridGeneratorBackward": [h, self.st, DG, DT],
             "cudnnSpatialTfSamplerBackward": [h, self.st, 1.0, x, X, 0.0, x, DX, 1.0, o, O, G, 0.0, DG],
             "cudnnAddTensor": [h, 1.0, bn, P[0], 1.0, x, Y],
@@ -157,7 +158,8 @@ class _Env:
 MUTATED = ["cudnnBatchNormalizationForwardTrainingEx", "cudnnBatchNormalizationBackwardEx",
            "cudnnBatchNormalizationForwardInference", "cudnnActivationBackward", "cudnnSoftmaxBackward",
            "cudnnDropoutBackward", "cudnnDropoutForward", "cudnnLRNCrossChannelBackward",
-           "cudnnDivisiveNormalizationBackward", "cudnnSpatialTfGridGeneratorBackward", "cudnnSpatialTfSamplerBackward",
+           "cudnnDivisiveNormalizationBackward", "cudnnSpatialTfGridGeneratorForward",
+           "cudnnSpatialTfGridGeneratorBackward", "cudnnSpatialTfSamplerBackward",
            "cudnnAddTensor", "cudnnTransformTensor"]
 
 

@@ -13,7 +13,6 @@ import threading
 import time
 from typing import Any, Sequence
 
-import numpy as np
 
 from ..errors import DeviceError
 from ..kernel_args import check_args, scalar_bytes

@@ -334,6 +334,26 @@ def tensor(desc: TensorDesc, addr: int | None, dims=None, strides=None) -> aclTe
                      format=_acl_format(len(dims)), storage_dims=(ext,), addr=addr)
 
 
+def bytes_tensor(addr: int | None, n: int) -> aclTensor:
+    """A 1-D UINT8 tensor of ``n`` bytes at ``addr`` (reserve spaces, generator states)."""
+    d = TensorDesc()
+    d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (n,), (1,)
+    return tensor(d, addr)
+
+
+def int_array(a, nb: int, name: str) -> list:
+    """The first ``nb`` values of a C ``const int[]`` argument (a Python sequence; None is NULL)."""
+    if a is None:
+        bad(f"{name} is NULL")
+    try:
+        vals = list(a)
+    except TypeError:
+        bad(f"{name} must be a sequence of ints, got {type(a).__name__}")
+    if len(vals) < nb:
+        bad(f"{name} holds {len(vals)} values, nbDims is {nb}")
+    return vals[:nb]
+
+
 def scalar(v: float, dtype=aclDataType.ACL_DOUBLE):
     return aclCreateScalar(v, dtype)
 

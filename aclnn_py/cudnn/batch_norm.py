@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import math
 
-from ..dtypes import aclDataType
 from ..opdef import REGISTRY
 from ..ops.batch_norm import aclnnBatchNormActivationGetReserveSpaceSize
-from ._core import (SUCCESS, Call, TensorDesc, api, bad, c_int, desc_of, enum_arg, finite_double, flat_strides,
-                    from_aclnn, handle_of, number, pointer, size_arg, tensor, unsupported, CudnnFail)
+from ._core import (SUCCESS, Call, CudnnFail, TensorDesc, api, bad, bytes_tensor, c_int, desc_of, enum_arg,
+                    finite_double, flat_strides, from_aclnn, handle_of, number, pointer, size_arg, tensor, unsupported)
 from ._enums import (CUDNN_BN_MIN_EPSILON, cudnnActivationMode_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t,
                      cudnnDataType_t, cudnnNormAlgo_t, cudnnNormMode_t, cudnnNormOps_t)
 from .activation import ActivationDesc
@@ -189,9 +188,7 @@ def _reserve_tensor(need: int, addr, size) -> object:
         bad(f"reserveSpace is NULL but this bnOps needs {need} bytes (cudnnGet*TrainingExReserveSpaceSize)")
     if size < need:
         bad(f"reserveSpaceSizeInBytes = {size} is smaller than the {need} bytes required")
-    d = TensorDesc()
-    d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (need,), (1,)
-    return tensor(d, addr)
+    return bytes_tensor(addr, need)
 
 
 # forward training ---------------------------------------------------------------------------------
@@ -410,11 +407,7 @@ def _query_tensors(g: _Geometry, pd: TensorDesc):
 
 
 def _reserve_query_tensor(need: int):
-    if not need:
-        return None
-    d = TensorDesc()
-    d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (need,), (1,)
-    return tensor(d, None)
+    return bytes_tensor(None, need) if need else None
 
 
 def _fwd_ws_query(handle, per_act, bn_ops, xDesc, zDesc, yDesc, sbDesc, activationDesc, mvDesc=None,

@@ -14,12 +14,11 @@ other dims: NOT_SUPPORTED). FLOAT, HALF, BFLOAT16.
 """
 from __future__ import annotations
 
-import math
 import numbers
 
 from ..ops.dropout import STATE_BYTES, mask_bytes
-from ._core import (SUCCESS, Call, Descriptor, TensorDesc, api, bad, desc_of, destroy, handle_of, pointer,
-                    size_arg, tensor, unsupported)
+from ._core import (SUCCESS, Call, Descriptor, TensorDesc, api, bad, bytes_tensor, desc_of, destroy, handle_of,
+                    pointer, size_arg, tensor, unsupported)
 from ._enums import cudnnDataType_t
 
 __all__ = ["cudnnCreateDropoutDescriptor", "cudnnDestroyDropoutDescriptor", "cudnnDropoutGetStatesSize",
@@ -36,12 +35,6 @@ class DropoutDesc(Descriptor):
         super().__init__()
         self.dropout, self.states, self.seed = 0.0, None, 0
         self.is_set = True
-
-
-def _bytes_tensor(addr: int, n: int):
-    d = TensorDesc()
-    d.dtype, d.dims, d.strides = cudnnDataType_t.CUDNN_DATA_UINT8, (n,), (1,)
-    return tensor(d, addr)
 
 
 @api(None)
@@ -87,7 +80,7 @@ def _set(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed, init: boo
     if sp is not None and init:
         call = Call(h)
         s64 = int(seed) - (1 << 64) if int(seed) >= 1 << 63 else int(seed)     # the op's int64 holds the u64 bits
-        call.op("pyDropoutStateSet", states=_bytes_tensor(sp, STATE_BYTES), seed=s64)
+        call.op("pyDropoutStateSet", states=bytes_tensor(sp, STATE_BYTES), seed=s64)
         call.run()
     d.dropout, d.seed = p, int(seed)
     if sp is not None:
@@ -136,7 +129,7 @@ def _reserve(reserveSpace, reserveSpaceSizeInBytes, numel):
     need = mask_bytes(numel)
     if size < need:
         bad(f"reserveSpaceSizeInBytes = {size} is smaller than cudnnDropoutGetReserveSpaceSize ({need})")
-    return _bytes_tensor(rp, need)
+    return bytes_tensor(rp, need)
 
 
 @api()
@@ -151,7 +144,7 @@ def cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, r
         bad("dropoutDesc has no states: call cudnnSetDropoutDescriptor with a states buffer first")
     R = _reserve(reserveSpace, reserveSpaceSizeInBytes, xd.numel)
     call = Call(h)
-    states = _bytes_tensor(d.states, STATE_BYTES)
+    states = bytes_tensor(d.states, STATE_BYTES)
     call.op("pyDropoutStateful", input=tensor(xd, xp), states=states, p=d.dropout, out=tensor(yd, yp), mask=R)
     call.op("pyDropoutStateAdvance", states=states)
     return call.run()

@@ -147,7 +147,8 @@ def _divnorm_desc(d, name):
 
 
 def _temps(temp, temp2, xd: TensorDesc):
-    tp, tp2 = pointer(temp, "temp"), pointer(temp2, "temp2")
+    tp = pointer(temp, "temp")
+    pointer(temp2, "temp2")                 # required by cuDNN; the aclnn ops need no second buffer
     return tp, xd.extent * ITEMSIZE[xd.dtype]
 
 

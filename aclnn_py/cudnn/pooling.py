@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ..tensor import aclCreateIntArray
 from ._core import (SUCCESS, Call, Descriptor, TensorDesc, api, bad, c_int, desc_of, destroy, enum_arg, handle_of,
-                    number, pointer, tensor, unsupported)
+                    int_array, number, pointer, tensor, unsupported)
 from ._enums import cudnnDataType_t, cudnnNanPropagation_t, cudnnPoolingMode_t
 from .activation import _result
 from .lrn import _staged
@@ -71,26 +71,14 @@ def cudnnSetPooling2dDescriptor(poolingDesc, mode, maxpoolingNanOpt, windowHeigh
                 (verticalStride, horizontalStride))
 
 
-def _arr(a, nb, name):
-    if a is None:
-        bad(f"{name} is NULL")
-    try:
-        vals = list(a)
-    except TypeError:
-        bad(f"{name} must be a sequence of ints")
-    if len(vals) < nb:
-        bad(f"{name} holds {len(vals)} values, nbDims is {nb}")
-    return vals[:nb]
-
-
 @api()
 def cudnnSetPoolingNdDescriptor(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA):
     d = desc_of(poolingDesc, PoolingDesc, "poolingDesc", must_be_set=False)
     nb = c_int(nbDims, "nbDims")
     if nb not in (2, 3):
         bad(f"nbDims = {nb}: pooling has 2 or 3 spatial dims")
-    return _set(d, mode, maxpoolingNanOpt, _arr(windowDimA, nb, "windowDimA"), _arr(paddingA, nb, "paddingA"),
-                _arr(strideA, nb, "strideA"))
+    return _set(d, mode, maxpoolingNanOpt, int_array(windowDimA, nb, "windowDimA"), int_array(paddingA, nb, "paddingA"),
+                int_array(strideA, nb, "strideA"))
 
 
 @api(None, None, 0, 0, 0, 0, 0, 0)

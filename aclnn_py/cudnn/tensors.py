@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ._core import (FLOAT_TYPES, SUCCESS, Call, TensorDesc, api, bad, c_int, desc_of, destroy, enum_arg,
-                    handle_of, number, packed_strides, pointer, tensor, unsupported)
+                    handle_of, int_array, number, packed_strides, pointer, tensor, unsupported)
 from ._enums import CUDNN_DIM_MAX, cudnnBatchNormMode_t, cudnnDataType_t, cudnnNormMode_t, cudnnTensorFormat_t
 
 __all__ = ["cudnnCreateTensorDescriptor", "cudnnSetTensor4dDescriptor", "cudnnSetTensor4dDescriptorEx",
@@ -104,25 +104,13 @@ def _nb_dims(nbDims):
     return nb
 
 
-def _array(a, nb, name):
-    if a is None:
-        bad(f"{name} is NULL")
-    try:
-        vals = list(a)
-    except TypeError:
-        bad(f"{name} must be a sequence of ints, got {type(a).__name__}")
-    if len(vals) < nb:
-        bad(f"{name} holds {len(vals)} values, nbDims is {nb}")
-    return vals[:nb]
-
-
 @api()
 def cudnnSetTensorNdDescriptor(tensorDesc, dataType, nbDims, dimA, strideA):
     d = desc_of(tensorDesc, TensorDesc, "tensorDesc", must_be_set=False)
     dt = enum_arg(dataType, cudnnDataType_t, "dataType")
     nb = _nb_dims(nbDims)
-    dims = _dims(_array(dimA, nb, "dimA"), "dimA")
-    _store(d, dt, dims, _strides(_array(strideA, nb, "strideA"), "strideA"))
+    dims = _dims(int_array(dimA, nb, "dimA"), "dimA")
+    _store(d, dt, dims, _strides(int_array(strideA, nb, "strideA"), "strideA"))
     return SUCCESS
 
 
@@ -131,7 +119,7 @@ def cudnnSetTensorNdDescriptorEx(tensorDesc, format, dataType, nbDims, dimA):   
     d = desc_of(tensorDesc, TensorDesc, "tensorDesc", must_be_set=False)
     f, dt = _dtype_fmt(format, dataType)
     nb = _nb_dims(nbDims)
-    dims = _dims(_array(dimA, nb, "dimA"), "dimA")
+    dims = _dims(int_array(dimA, nb, "dimA"), "dimA")
     _store(d, dt, dims, _format_strides(f, dims))
     return SUCCESS
 

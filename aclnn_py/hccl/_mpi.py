@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from ._types import DTYPE_NUMPY, HcclDataType, HcclReduceOp, HcclResult
+from ._types import DTYPE_NUMPY, HcclDataType, HcclResult
 
 R = HcclResult
 _D = HcclDataType

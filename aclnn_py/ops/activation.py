@@ -29,8 +29,6 @@ the workspace. Deterministic (no reductions).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..backends import get_backend

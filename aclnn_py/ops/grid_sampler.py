@@ -42,8 +42,6 @@ cuDNN's spatial transformer is these ops with align_corners = True, bilinear, ze
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..dtypes import aclDataType, aclFormat

@@ -61,7 +61,6 @@ cuDNN's floor output size is ceil_mode = False, dilation 1.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
