@@ -44,14 +44,17 @@ extern "C" __global__ void philox(const unsigned* in, unsigned* out, int n) {
     out[4 * i] = r.x; out[4 * i + 1] = r.y; out[4 * i + 2] = r.z; out[4 * i + 3] = r.w;
   }
 }
-extern "C" __global__ void allreduce(const float* x, float* out) {   // one block of 128 threads
-  __shared__ float smem[32];
-  const float v = x[threadIdx.x];
-  const float ws = warp_allsum(v), wm = warp_allmax(v);
-  const float bs = block_allreduce<false>(v, smem), bm = block_allreduce<true>(v, smem);
+template <typename F>
+__device__ void allreduce_t(const F* x, F* out) {   // one block of 128 threads
+  __shared__ F smem[32];
+  const F v = x[threadIdx.x];
+  const F ws = warp_allsum(v), wm = warp_allmax(v);
+  const F bs = block_allreduce<false>(v, smem), bm = block_allreduce<true>(v, smem);
   out[4 * threadIdx.x] = ws; out[4 * threadIdx.x + 1] = wm;
   out[4 * threadIdx.x + 2] = bs; out[4 * threadIdx.x + 3] = bm;
 }
+extern "C" __global__ void allreduce(const float* x, float* out) { allreduce_t(x, out); }
+extern "C" __global__ void allreduce_f64(const double* x, double* out) { allreduce_t(x, out); }
 '''
 
 
@@ -90,21 +93,25 @@ def test_philox_known_answers_and_numpy_model(module):
     acl.rt.free(pi), acl.rt.free(po)
 
 
-def test_all_reduce_helpers_give_every_lane_the_same_fixed_order_result(module):
-    x = np.random.default_rng(5).standard_normal(128).astype(np.float32)
-    out = np.zeros((128, 4), np.float32)
+@pytest.mark.parametrize("kernel,dtype,tol", [("allreduce", np.float32, 1e-5), ("allreduce_f64", np.float64, 1e-13)])
+def test_all_reduce_helpers_give_every_lane_the_same_fixed_order_result(module, kernel, dtype, tol):
+    """float and double (the helpers are templated on the type; softmax's f64 path uses the double ones)."""
+    x = np.random.default_rng(5).standard_normal(128).astype(dtype)
+    out = np.zeros((128, 4), dtype)
     px, po = _dev(x), _dev(out)
-    module.get_function("allreduce")((1,), (128,), (px, po))
+    module.get_function(kernel)((1,), (128,), (px, po))
     assert acl.rt.synchronize_stream(None) == 0
     got = _host(po, out)
     warps = x.reshape(4, 32)
+    w_bytes = x.itemsize
     for w in range(4):
         rows = got[32 * w:32 * w + 32]
-        assert len(set(rows[:, 0].tobytes()[i:i + 4] for i in range(0, 128, 4))) == 1   # one value per warp
-        np.testing.assert_allclose(rows[:, 0], warps[w].astype(np.float64).sum(), rtol=1e-5, atol=1e-5)
+        col = rows[:, 0].tobytes()
+        assert len(set(col[i:i + w_bytes] for i in range(0, len(col), w_bytes))) == 1   # one value per warp
+        np.testing.assert_allclose(rows[:, 0], warps[w].astype(np.float64).sum(), rtol=tol, atol=tol)
         assert (rows[:, 1] == warps[w].max()).all()
     assert len(set(got[:, 2].tolist())) == 1 and (got[:, 3] == x.max()).all()
-    np.testing.assert_allclose(got[0, 2], x.astype(np.float64).sum(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[0, 2], x.astype(np.float64).sum(), rtol=tol, atol=tol)
     acl.rt.free(px), acl.rt.free(po)
 
 

@@ -7,8 +7,9 @@ CUDNN_SOFTMAX_MODE_INSTANCE over C and the spatial dims together for every N: th
 ACCURATE both compute the max-shifted (accurate) softmax; LOG computes log-softmax as (x − m) − log Σ.
 Backward: FAST/ACCURATE dx = y·(dy − Σ dy·y); LOG dx = dy − exp(y)·Σ dy. Statuses as cudnn.md §4.8:
 invalid algo or mode, dims or data types of the tensors differ, strides of y and dy differ:
-BAD_PARAM; dx may be dy (identical descriptors). FLOAT, HALF, BFLOAT16 (DOUBLE: NOT_SUPPORTED, the
-softmax kernels compute in f32).
+BAD_PARAM; dx may be dy (identical descriptors). FLOAT, HALF, BFLOAT16 (computed in f32) and DOUBLE
+(computed in f64, as cuDNN; the aclnn ops take DOUBLE as an aclnn-py extension); any other data type:
+NOT_SUPPORTED.
 """
 from __future__ import annotations
 
@@ -20,13 +21,14 @@ from ._enums import cudnnDataType_t, cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t
 
 __all__ = ["cudnnSoftmaxForward", "cudnnSoftmaxBackward"]
 
-_DT = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16)
+_DT = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16,
+       cudnnDataType_t.CUDNN_DATA_DOUBLE)
 
 
 def _desc(d, name: str) -> TensorDesc:
     t = desc_of(d, TensorDesc, name)
     if t.dtype not in _DT:
-        unsupported(f"{name} data type {t.dtype.name}: softmax computes FLOAT, HALF, BFLOAT16")
+        unsupported(f"{name} data type {t.dtype.name}: softmax computes FLOAT, HALF, BFLOAT16, DOUBLE")
     return t
 
 

@@ -5,7 +5,8 @@
     aclnnSoftmaxBackward(grad_output, output, dim, out)       out = y·(g − Σ g·y)
     aclnnLogSoftmaxBackward(grad_output, output, dim, out)    out = g − exp(y)·Σ g
 
-FLOAT, FLOAT16, BF16 (all tensors of one call share the dtype; f32 arithmetic inside); any format;
+FLOAT, FLOAT16, BF16 (f32 arithmetic inside) and DOUBLE (f64 arithmetic inside); all tensors of one call
+share the dtype; any format;
 ranks 0–8 (LogSoftmaxBackward 1–8, as CANN); ``dim`` in [−rank, rank) (rank 0 counts as 1);
 empty tensors succeed with nothing launched. The reduction runs over ``dim`` in the tensors'
 memory order: when ``self`` (or ``output``) is dense in any order — contiguous, channels-last,
@@ -14,6 +15,11 @@ memory) or a column by a thread (otherwise). Other views are copied into the wor
 ``out`` may be ``self`` (forward) or ``grad_output`` (backward), exactly: the in-place forms.
 Deterministic: fixed-order reductions, bitwise identical run to run. cuDNN's
 ``cudnnSoftmaxBackward`` (ACCURATE and LOG modes) is built on the backward ops.
+
+DOUBLE is an aclnn-py extension: CANN documents FP16, FP32 and BF16 for these ops (the reference,
+aclnn.md's Softmax table, names no DOUBLE for any SoC; other out dtypes go through an auto-cast); it is
+accepted so that cuDNN's cudnnSoftmaxForward / cudnnSoftmaxBackward take CUDNN_DATA_DOUBLE, computed
+in double as cuDNN does. The kernels are the same templates with compute type f64 for double.
 """
 from __future__ import annotations
 
@@ -21,15 +27,18 @@ import math
 
 import numpy as np
 
+from ..dtypes import aclDataType
 from ..kernel_cache import BOOLS, FLOAT_CTYPES, declare, instantiate
-from ..opdef import AttrParam as A, OpDef, TensorParam as T, register
+from ..opdef import AttrParam as A, FLOATS, OpDef, TensorParam as T, register
 from ..backends import get_backend
 from ..plan import Plan, grid_for, memory_order
 
 _KINDS = ("rows", "block", "cols")
-FAMILY = declare("softmax", *(instantiate(f"softmax_{d}_{k}<{{T}}, {{LOG}}>", T=FLOAT_CTYPES, LOG=BOOLS)
+_CTYPES = (*FLOAT_CTYPES, "double")     # double: compute type f64 (the others f32)
+FAMILY = declare("softmax", *(instantiate(f"softmax_{d}_{k}<{{T}}, {{LOG}}>", T=_CTYPES, LOG=BOOLS)
                               for d in ("fwd", "bwd") for k in _KINDS))
 GROUP = "Softmax"
+FLOATS_D = FLOATS | {aclDataType.ACL_DOUBLE}   # DOUBLE: an aclnn-py extension (CANN lists FP16/FP32/BF16)
 
 WARP_ROW_MAX = 1024          # longest row one warp walks; longer rows get a block
 HOST_ROW_MAX = 256           # on the host emulator, rows up to this long take the per-thread column kernel
@@ -86,20 +95,24 @@ def _plan_backward(log: bool):
 def _forward(name: str, log: bool, formula: str) -> OpDef:
     return OpDef(
         name=name,
-        params=(T("self"), A("dim", int, dim_of="self"), T("out", out=True, match="self", alias=("self",))),
+        params=(T("self", dtypes=FLOATS_D), A("dim", int, dim_of="self"),
+                T("out", out=True, dtypes=FLOATS_D, match="self", alias=("self",))),
         axis="dim", plan=_plan_forward(log), group=GROUP,
-        doc=f"out = {formula} over dim. FLOAT/FLOAT16/BF16 (out has self's dtype), ranks 0–8, dim in [−rank, "
-            f"rank). out may be self (in place). Empty: nothing launched. Deterministic.")
+        doc=f"out = {formula} over dim. FLOAT/FLOAT16/BF16 (f32 math), DOUBLE (f64 math; an aclnn-py extension, "
+            f"not in CANN's list); out has self's dtype; ranks 0–8, dim in [−rank, rank). out may be self (in "
+            f"place). Empty: nothing launched. Deterministic.")
 
 
 def _backward(name: str, log: bool, formula: str, ranks: tuple[int, int]) -> OpDef:
     return OpDef(
         name=name,
-        params=(T("grad_output"), T("output", match="grad_output"), A("dim", int, dim_of="grad_output"),
-                T("out", out=True, match="grad_output", alias=("grad_output",))),
+        params=(T("grad_output", dtypes=FLOATS_D), T("output", dtypes=FLOATS_D, match="grad_output"),
+                A("dim", int, dim_of="grad_output"),
+                T("out", out=True, dtypes=FLOATS_D, match="grad_output", alias=("grad_output",))),
         axis="dim", ranks=ranks, plan=_plan_backward(log), group=GROUP, cudnn=("cudnnSoftmaxBackward",),
-        doc=f"out = {formula} (g = grad_output, y = output of the forward). FLOAT/FLOAT16/BF16, one dtype for "
-            f"all, ranks {ranks[0]}–{ranks[1]}, same shapes, dim in [−rank, rank). out may be grad_output "
+        doc=f"out = {formula} (g = grad_output, y = output of the forward). FLOAT/FLOAT16/BF16 (f32 math), "
+            f"DOUBLE (f64 math; an aclnn-py extension, not in CANN's list), one dtype for all, ranks "
+            f"{ranks[0]}–{ranks[1]}, same shapes, dim in [−rank, rank). out may be grad_output "
             f"(in place). Empty: nothing launched. Deterministic.")
 
 

@@ -1,6 +1,7 @@
 """OpInfos of the softmax family (aclnn.md §5 Softmax): aclnnSoftmax, aclnnLogSoftmax and their backward ops.
 
-The float64 references are here (they are four lines each). Samples cover every dtype, every rank
+The float64 references are here (they are four lines each). Samples cover every dtype (DOUBLE, an
+aclnn-py extension, at the harness's 1e-12 tolerance), every rank
 0–8 with every dim (positive and negative), the reduced dim innermost in memory and not (warp rows,
 block rows beyond 1024, columns), views of every layout, size-1 and empty dims, and large or
 infinite logits; error cases name the argument the message must mention.
@@ -13,7 +14,7 @@ import aclnn_py as A
 from harness import Sample, TensorSpec
 from opdb import ErrorCase, OpInfo
 
-F32, F16, BF16, I32 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_INT32
+F32, F16, BF16, I32, F64 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_INT32, A.ACL_DOUBLE
 INVALID, NULLPTR = A.ACLNN_ERR_PARAM_INVALID, A.ACLNN_ERR_PARAM_NULLPTR
 ND = A.ACL_FORMAT_ND
 
@@ -67,7 +68,7 @@ def sample_set(make, min_rank=0):
     def samples(rng):
         out = [make(rng, (3, 4, 5), 1, note="3-D, middle dim"),           # first: contiguous, float, rank 3
                make(rng, (3, 4, 5), -1, note="3-D, last dim")]
-        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16")):
+        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16"), (F64, "f64")):
             out += [make(rng, (4, 7), -1, dt, note=f"{tag} rows"), make(rng, (6, 5, 3), 1, dt, note=f"{tag} columns"),
                     make(rng, (2, 1100), 1, dt, note=f"{tag} rows longer than a warp walks")]
         for r in range(max(min_rank, 0), 9):                       # every dim of every rank
@@ -91,6 +92,16 @@ def sample_set(make, min_rank=0):
             make(rng, (0, 4), 1, note="empty rows"),
             make(rng, (3, 0), 1, note="empty reduced dim"),
             make(rng, (2, 0, 3), -1, F16, note="empty middle dim"),
+            # DOUBLE (f64 compute, an aclnn-py extension): every kernel shape and layout
+            make(rng, (2, 3, 4, 5), 1, F64, layout="channels_last", note="f64 channels-last, dim 1 innermost"),
+            make(rng, (2, 3, 4, 5), 1, F64, note="f64 NCHW columns (inner 20)"),
+            make(rng, (3, 4, 5), 0, F64, layout="transposed", note="f64 transposed"),
+            make(rng, (3, 5, 6), 2, F64, layout="strided", note="f64 strided views (copied)"),
+            make(rng, (3, 2000), 0, F64, note="f64 long columns (D = 3, inner 2000)"),
+            make(rng, (2, 2500), 1, F64, note="f64 block rows (D = 2500)"),
+            make(rng, (2, 3000), 1, F64, values=_logits(rng, (2, 3000), 40.0), note="f64 large logits, block rows"),
+            make(rng, (5, 300), -1, F64, note="f64 warp rows (D = 300)"),
+            make(rng, (3, 0), 1, F64, note="f64 empty reduced dim"),
         ]
         return out
     return samples
@@ -106,6 +117,7 @@ def _fwd_samples(log):
         if not log:   # exp(-inf) = 0 is a valid probability; log-softmax would be -inf (compared separately)
             out.append(make_fwd(rng, (3, 6), 1, values=x, note="-inf logits"))
         out.append(make_fwd(rng, (4, 9), 1, values=_logits(rng, (4, 9), 1e4), note="logits of 1e4 (max shift)"))
+        out.append(make_fwd(rng, (4, 9), 1, F64, values=_logits(rng, (4, 9), 1e4), note="f64 logits of 1e4"))
         return out
     return samples
 
@@ -176,7 +188,7 @@ def _errors(make, data, ins, min_rank=0):
             out.append(case("dim 1 of a rank-0 tensor", INVALID, "dim", shape=(), dim=1))
         else:
             out.append(case("rank 0", INVALID, data, shape=(), dim=0))
-        for bad in (I32, A.ACL_DOUBLE, A.ACL_INT8):
+        for bad in (I32, A.ACL_INT64, A.ACL_INT8):
             out.append(case(f"{A.aclDataType(bad).name}", INVALID, ins[0],
                             lambda s, bad=bad: [setattr(t, "dtype", bad) for t in s.tensors.values()]))
         out.append(case("out dtype differs", INVALID, "out", set_("out", dtype=F16)))
@@ -228,7 +240,7 @@ def torch_of(kind):
 def _torch_dtypes():
     try:
         import torch
-        return {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16}
+        return {F32: torch.float32, F16: torch.float16, BF16: torch.bfloat16, F64: torch.float64}
     except ImportError:
         return {}
 

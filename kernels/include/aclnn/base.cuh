@@ -18,6 +18,7 @@ namespace aclnn {
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpSize = 32;
 
-// -inf as a float (NVRTC has no math.h, so no INFINITY macro).
+// -inf as a float / double (NVRTC has no math.h, so no INFINITY macro).
 __device__ __forceinline__ float neg_inf_f32() { return __uint_as_float(0xff800000u); }
+__device__ __forceinline__ double neg_inf_f64() { return __longlong_as_double(static_cast<long long>(0xfff0000000000000ull)); }
 }  // namespace aclnn

@@ -116,33 +116,38 @@ __device__ __forceinline__ Welford<F, I> warp_welford(Welford<F, I> w) {
 // ------------------------------------------------------------------------------------------------
 // An xor butterfly: every lane ends with the bitwise same value (at each step lane i computes
 // v_i + v_{i^o} and lane i^o computes v_{i^o} + v_i, equal since + is commutative), in an order fixed
-// by the lane index. All 32 lanes must call.
-__device__ __forceinline__ float warp_allsum(float v) {
+// by the lane index. All 32 lanes must call. A = float or double (max: fmaxf / fmax).
+__device__ __forceinline__ float all_max2(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double all_max2(double a, double b) { return fmax(a, b); }
+
+template <typename A>
+__device__ __forceinline__ A warp_allsum(A v) {
 #pragma unroll
   for (int o = kWarpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
   return v;
 }
 
-__device__ __forceinline__ float warp_allmax(float v) {
+template <typename A>
+__device__ __forceinline__ A warp_allmax(A v) {
 #pragma unroll
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
+  for (int o = kWarpSize / 2; o > 0; o >>= 1) v = all_max2(v, __shfl_xor_sync(kFullMask, v, o));
   return v;
 }
 
 // Sum (MAX = false) or max (MAX = true) over a 1-D block of a multiple of 32 threads (at most
 // 1024); every thread gets the result: warps first (butterfly), then the warp results in warp-index
-// order. Every thread must call (it contains __syncthreads); `smem` holds 32 floats and is free
-// again when the call returns.
-template <bool MAX>
-__device__ __forceinline__ float block_allreduce(float v, float* smem) {
+// order. Every thread must call (it contains __syncthreads); `smem` holds 32 elements of A (float or
+// double) and is free again when the call returns.
+template <bool MAX, typename A>
+__device__ __forceinline__ A block_allreduce(A v, A* smem) {
   const int lane = threadIdx.x & (kWarpSize - 1), warp = threadIdx.x / kWarpSize;
   const int nwarps = blockDim.x / kWarpSize;
   v = MAX ? warp_allmax(v) : warp_allsum(v);
   __syncthreads();                        // a previous call may still read smem
   if (lane == 0) smem[warp] = v;
   __syncthreads();
-  float t = smem[0];
-  for (int w = 1; w < nwarps; ++w) t = MAX ? fmaxf(t, smem[w]) : t + smem[w];
+  A t = smem[0];
+  for (int w = 1; w < nwarps; ++w) t = MAX ? all_max2(t, smem[w]) : t + smem[w];
   return t;
 }
 
