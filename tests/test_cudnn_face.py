@@ -1209,7 +1209,7 @@ def test_pooling_descriptor():
 
 @pytest.mark.parametrize("mode", POOL_MODES, ids=lambda m: c.cudnnPoolingMode_t(m).name[14:])
 @pytest.mark.parametrize("S", [2, 3])
-@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=lambda d: c.cudnnDataType_t(d).name[11:])
 def test_pooling_forward_backward_matches_pytorch(handle, mode, S, dt):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(80 + mode + 10 * S)
@@ -1231,7 +1231,7 @@ def test_pooling_forward_backward_matches_pytorch(handle, mode, S, dt):
     else:
         cip = mode == c.CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
         yt = (F.avg_pool2d if S == 2 else F.avg_pool3d)(xt, win, stride, pad, count_include_pad=cip)
-    tol = TOL[dt] * 4
+    tol = TOL.get(dt, 1e-12) * 4                                       # DOUBLE: f64 compute vs torch float64
     np.testing.assert_allclose(Y.read(), yt.detach().numpy(), rtol=tol, atol=tol)
     dy = rng.standard_normal(odims)
     DY = Tensor(dy, dt, order)
@@ -1266,6 +1266,10 @@ def test_pooling_statuses(handle):
     assert bwd(dxDesc=_desc((1, 2, 4, 5))) == BAD                        # x and dx dims differ
     assert bwd(yDesc=_desc((1, 2, 3, 3)), dyDesc=_desc((1, 2, 3, 3))) == BAD   # not the output dims
     assert bwd(dxDesc=_desc((1, 2, 4, 4), F16)) == BAD                   # data types differ
+    I8 = c.CUDNN_DATA_INT8
+    i8 = dict(yDesc=_desc((1, 2, 2, 2), I8), dyDesc=_desc((1, 2, 2, 2), I8), xDesc=_desc((1, 2, 4, 4), I8),
+              dxDesc=_desc((1, 2, 4, 4), I8))
+    assert bwd(**i8) == UNSUP                                            # INT8: not a pooling data type
     assert bwd(poolingDesc=None) == BAD and bwd(dx=None) == BAD and bwd(alpha=None) == BAD
     c.cudnnSetPooling2dDescriptor(D, 0, 0, 2, 2, 2, 0, 2, 2)
     assert bwd(yDesc=_desc((1, 2, 4, 2)), dyDesc=_desc((1, 2, 4, 2))) == UNSUP   # padding over half the window
