@@ -16,12 +16,32 @@
 //   dropout_gen_mask(mask, nbytes, numel, thr, seed, offset)
 //   dropout_do_mask<T>(x, mask, y, n, mult)            y = x * mult where the bit is 1, else 0
 //   dropout_fused<T>(x, y, mask, n, nbytes, thr, seed, offset, mult)   mask and y in one pass
+//   dropout_fused_state<T>(x, y, mask, n, nbytes, thr, states, mult)   the same, (seed, offset) from states
 //   dropout_scale<T>(x, y, n, mult)                    y = x * mult (the identity of p = 0 / eval)
+// T in {float, __half, __nv_bfloat16} (f32 multiply: mult is a float) and double (f64 multiply: mult
+// is a double) — the compute type A = acc_t<T>. The mask bits do not depend on T. The ops module
+// instantiates double for dropout_do_mask and dropout_fused_state (the cuDNN face's DOUBLE dropout).
 #include "aclnn_common.cuh"
 
 using namespace aclnn;
 
 namespace {
+
+// Compute type: f32 for float / __half / __nv_bfloat16 (exactly load_f32 / store_f32), f64 for double.
+template <typename T> struct Acc { using type = float; };
+template <> struct Acc<double> { using type = double; };
+template <typename T> using acc_t = typename Acc<T>::type;
+
+template <typename T>
+__device__ __forceinline__ acc_t<T> load_a(const T* p) {
+  if constexpr (sizeof(T) == 8) return *p;
+  else return load_f32(p);
+}
+template <typename T>
+__device__ __forceinline__ void store_a(T* p, acc_t<T> v) {
+  if constexpr (sizeof(T) == 8) *p = v;
+  else store_f32(p, v);
+}
 
 // philox4x32_10 comes from aclnn/philox.cuh (via aclnn_common.cuh).
 
@@ -55,24 +75,25 @@ __global__ void dropout_gen_mask(unsigned char* __restrict__ mask, long long nby
 }
 
 template <typename T>
-__global__ void dropout_do_mask(const T* x, const unsigned char* __restrict__ mask, T* y, long long n, float mult) {
+__global__ void dropout_do_mask(const T* x, const unsigned char* __restrict__ mask, T* y, long long n,
+                                acc_t<T> mult) {
   ACLNN_GRID_STRIDE_LOOP(k, n) {
     const bool keep = (mask[k >> 3] >> (k & 7)) & 1u;
-    store_f32(y + k, keep ? load_f32(x + k) * mult : 0.f);
+    store_a(y + k, keep ? load_a(x + k) * mult : acc_t<T>(0));
   }
 }
 
 template <typename T>
 __global__ void dropout_fused(const T* x, T* y, unsigned char* __restrict__ mask, long long n, long long nbytes,
                               unsigned long long thr, unsigned long long seed, unsigned long long offset,
-                              float mult) {
+                              acc_t<T> mult) {
   ACLNN_GRID_STRIDE_LOOP(b, nbytes) {
     const unsigned bits = 8 * b < n ? keep_byte(b, n, thr, seed, offset) : 0u;
     mask[b] = static_cast<unsigned char>(bits);
     for (int i = 0; i < 8; ++i) {
       const long long k = 8 * b + i;
       if (k >= n) break;
-      store_f32(y + k, (bits >> i) & 1u ? load_f32(x + k) * mult : 0.f);
+      store_a(y + k, (bits >> i) & 1u ? load_a(x + k) * mult : acc_t<T>(0));
     }
   }
 }
@@ -98,7 +119,8 @@ __global__ void dropout_state_advance(unsigned long long* st) {
 
 template <typename T>
 __global__ void dropout_fused_state(const T* x, T* y, unsigned char* __restrict__ mask, long long n, long long nbytes,
-                                    unsigned long long thr, const unsigned long long* __restrict__ st, float mult) {
+                                    unsigned long long thr, const unsigned long long* __restrict__ st,
+                                    acc_t<T> mult) {
   const unsigned long long seed = st[1], offset = st[2];
   ACLNN_GRID_STRIDE_LOOP(b, nbytes) {
     const unsigned bits = 8 * b < n ? keep_byte(b, n, thr, seed, offset) : 0u;
@@ -106,15 +128,15 @@ __global__ void dropout_fused_state(const T* x, T* y, unsigned char* __restrict_
     for (int i = 0; i < 8; ++i) {
       const long long k = 8 * b + i;
       if (k >= n) break;
-      store_f32(y + k, (bits >> i) & 1u ? load_f32(x + k) * mult : 0.f);
+      store_a(y + k, (bits >> i) & 1u ? load_a(x + k) * mult : acc_t<T>(0));
     }
   }
 }
 
 // y = x * mult (train = false or p = 0: mult = 1, an exact copy)
 template <typename T>
-__global__ void dropout_scale(const T* x, T* y, long long n, float mult) {
-  ACLNN_GRID_STRIDE_LOOP(k, n) { store_f32(y + k, load_f32(x + k) * mult); }
+__global__ void dropout_scale(const T* x, T* y, long long n, acc_t<T> mult) {
+  ACLNN_GRID_STRIDE_LOOP(k, n) { store_a(y + k, load_a(x + k) * mult); }
 }
 
 // the raw generator, for the known-answer test: out[4*i ..] = philox(ctr[i], key[i])

@@ -10,7 +10,9 @@
 // memory order (`cl`: channels innermost, else W innermost), so neighbouring threads write
 // neighbouring addresses.
 //
-//   forward:  one thread per output element: the window in (d, h, w) order, f32 arithmetic.
+//   forward:  one thread per output element: the window in (d, h, w) order, arithmetic in the
+//             compute type A = acc_t<T>: float for float / __half / __nv_bfloat16 (f16/bf16 widened
+//             on load, rounded once on store), double for double (every step f64).
 //   backward: one thread per INPUT element, gathering over the output windows that can contain it
 //             in a fixed order (od, oh, ow ascending — the order PyTorch's scatter adds them in):
 //             no atomics, every result bitwise reproducible run to run. Max backward adds
@@ -21,7 +23,10 @@
 // Semantics follow PyTorch's CPU kernels: max keeps the first maximum in window order and lets a
 // NaN win (the last NaN); indices are flat over the input plane (d·H·W + h·W + w); average windows
 // are clipped at H + pad before the count_include_pad divisor is taken and at H after; a window
-// with no element gives 0; divisor_override (non-zero) replaces the divisor.
+// with no element gives 0; divisor_override (non-zero) replaces the divisor. The max comparisons
+// (v > m || v != v) and the -inf start are the same in A = double.
+//
+// T in {float, __half, __nv_bfloat16, double}; I (indices) in {int, long long}.
 #include "aclnn_common.cuh"
 
 using namespace aclnn;
@@ -43,6 +48,27 @@ struct PoolGeom {
 };
 
 namespace {
+
+// Compute type: f32 for float / __half / __nv_bfloat16 (exactly load_f32 / store_f32), f64 for double.
+template <typename T> struct Acc { using type = float; };
+template <> struct Acc<double> { using type = double; };
+template <typename T> using acc_t = typename Acc<T>::type;
+
+template <typename T>
+__device__ __forceinline__ acc_t<T> ld(const T* p) {
+  if constexpr (sizeof(T) == 8) return *p;
+  else return load_f32(p);
+}
+template <typename T>
+__device__ __forceinline__ void st(T* p, acc_t<T> v) {
+  if constexpr (sizeof(T) == 8) *p = v;
+  else store_f32(p, v);
+}
+template <typename A> __device__ __forceinline__ A neg_inf();
+template <> __device__ __forceinline__ float neg_inf<float>() { return neg_inf_f32(); }
+template <> __device__ __forceinline__ double neg_inf<double>() {
+  return __longlong_as_double(static_cast<long long>(0xfff0000000000000ull));
+}
 
 // Unravel linear element e of an [N, C, D, H, W] walk: channels innermost (cl) or W innermost.
 struct Pos {
@@ -94,16 +120,17 @@ __device__ __forceinline__ void window_range(long long i, long long s, long long
   hi = min_ll((i + p) / s, O - 1);
 }
 
-// The divisor of average window (od, oh, ow), PyTorch's rule.
-__device__ __forceinline__ float avg_divisor(const PoolGeom& g, long long d0, long long h0, long long w0) {
-  if (g.divisor != 0) return static_cast<float>(g.divisor);
+// The divisor of average window (od, oh, ow), PyTorch's rule, in the compute type A.
+template <typename A>
+__device__ __forceinline__ A avg_divisor(const PoolGeom& g, long long d0, long long h0, long long w0) {
+  if (g.divisor != 0) return static_cast<A>(g.divisor);
   long long d1 = min_ll(d0 + g.kd, g.ID + g.pd), h1 = min_ll(h0 + g.kh, g.IH + g.ph), w1 = min_ll(w0 + g.kw, g.IW + g.pw);
-  // products in float: exact for any real window, and no int64 overflow for absurd attributes
+  // products in A: exact for any real window, and no int64 overflow for absurd attributes
   if (g.count_include_pad)
-    return static_cast<float>(d1 - d0) * static_cast<float>(h1 - h0) * static_cast<float>(w1 - w0);
+    return static_cast<A>(d1 - d0) * static_cast<A>(h1 - h0) * static_cast<A>(w1 - w0);
   d0 = max_ll(d0, 0); h0 = max_ll(h0, 0); w0 = max_ll(w0, 0);
   d1 = min_ll(d1, g.ID); h1 = min_ll(h1, g.IH); w1 = min_ll(w1, g.IW);
-  return static_cast<float>(d1 - d0) * static_cast<float>(h1 - h0) * static_cast<float>(w1 - w0);
+  return static_cast<A>(d1 - d0) * static_cast<A>(h1 - h0) * static_cast<A>(w1 - w0);
 }
 
 __device__ __forceinline__ long long adaptive_start(long long o, long long I, long long O) { return (o * I) / O; }
@@ -131,17 +158,17 @@ __global__ void max_pool_fwd(const T* __restrict__ x, T* __restrict__ y, I* __re
     w0 = first_inside(w0, g.dw);
     const T* xp = x + o.n * g.xs[0] + o.c * g.xs[1];
     long long best = (d0 * g.IH + h0) * g.IW + w0;
-    float m = neg_inf_f32();
+    acc_t<T> m = neg_inf<acc_t<T>>();
     for (long long d = d0; d < d1; d += g.dd)
       for (long long h = h0; h < h1; h += g.dh)
         for (long long w = w0; w < w1; w += g.dw) {
-          const float v = load_f32(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
+          const acc_t<T> v = ld(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
           if (v > m || v != v) {
             m = v;
             best = (d * g.IH + h) * g.IW + w;
           }
         }
-    store_f32(y + at(g.ys, o), m);
+    st(y + at(g.ys, o), m);
     idx[at(g.is, o)] = static_cast<I>(best);
   }
 }
@@ -157,14 +184,14 @@ __global__ void max_pool_bwd(const T* __restrict__ gy, const I* __restrict__ idx
     window_range(p.h, g.sh, g.ph, (g.kh - 1) * g.dh + 1, g.OH, hlo, hhi);
     window_range(p.w, g.sw, g.pw, (g.kw - 1) * g.dw + 1, g.OW, wlo, whi);
     const long long flat = (p.d * g.IH + p.h) * g.IW + p.w;
-    float acc = 0.f;
+    acc_t<T> acc = 0;
     for (long long od = dlo; od <= dhi; ++od)
       for (long long oh = hlo; oh <= hhi; ++oh)
         for (long long ow = wlo; ow <= whi; ++ow) {
           if (static_cast<long long>(idx[at_out(g.is, p.n, p.c, od, oh, ow)]) == flat)
-            acc += load_f32(gy + at_out(g.ys, p.n, p.c, od, oh, ow));
+            acc += ld(gy + at_out(g.ys, p.n, p.c, od, oh, ow));
         }
-    store_f32(gx + at(g.xs, p), acc);
+    st(gx + at(g.xs, p), acc);
   }
 }
 
@@ -180,16 +207,16 @@ __global__ void avg_pool_fwd(const T* __restrict__ x, T* __restrict__ y, PoolGeo
     const long long d0 = o.d * g.sd - g.pd, h0 = o.h * g.sh - g.ph, w0 = o.w * g.sw - g.pw;
     const long long ds = max_ll(d0, 0), hs = max_ll(h0, 0), ws = max_ll(w0, 0);
     const long long de = min_ll(d0 + g.kd, g.ID), he = min_ll(h0 + g.kh, g.IH), we = min_ll(w0 + g.kw, g.IW);
-    float r = 0.f;
+    acc_t<T> r = 0;
     if (ds < de && hs < he && ws < we) {
       const T* xp = x + o.n * g.xs[0] + o.c * g.xs[1];
-      float s = 0.f;
+      acc_t<T> s = 0;
       for (long long d = ds; d < de; ++d)
         for (long long h = hs; h < he; ++h)
-          for (long long w = ws; w < we; ++w) s += load_f32(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
-      r = s / avg_divisor(g, d0, h0, w0);
+          for (long long w = ws; w < we; ++w) s += ld(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
+      r = s / avg_divisor<acc_t<T>>(g, d0, h0, w0);
     }
-    store_f32(y + at(g.ys, o), r);
+    st(y + at(g.ys, o), r);
   }
 }
 
@@ -202,14 +229,14 @@ __global__ void avg_pool_bwd(const T* __restrict__ gy, T* __restrict__ gx, PoolG
     window_range(p.d, g.sd, g.pd, g.kd, g.OD, dlo, dhi);
     window_range(p.h, g.sh, g.ph, g.kh, g.OH, hlo, hhi);
     window_range(p.w, g.sw, g.pw, g.kw, g.OW, wlo, whi);
-    float acc = 0.f;
+    acc_t<T> acc = 0;
     for (long long od = dlo; od <= dhi; ++od)
       for (long long oh = hlo; oh <= hhi; ++oh)
         for (long long ow = wlo; ow <= whi; ++ow) {
-          const float div = avg_divisor(g, od * g.sd - g.pd, oh * g.sh - g.ph, ow * g.sw - g.pw);
-          acc += load_f32(gy + at_out(g.ys, p.n, p.c, od, oh, ow)) / div;
+          const acc_t<T> div = avg_divisor<acc_t<T>>(g, od * g.sd - g.pd, oh * g.sh - g.ph, ow * g.sw - g.pw);
+          acc += ld(gy + at_out(g.ys, p.n, p.c, od, oh, ow)) / div;
         }
-    store_f32(gx + at(g.xs, p), acc);
+    st(gx + at(g.xs, p), acc);
   }
 }
 
@@ -226,11 +253,11 @@ __global__ void adaptive_avg_fwd(const T* __restrict__ x, T* __restrict__ y, Poo
     const long long hs = adaptive_start(o.h, g.IH, g.OH), he = adaptive_end(o.h, g.IH, g.OH);
     const long long ws = adaptive_start(o.w, g.IW, g.OW), we = adaptive_end(o.w, g.IW, g.OW);
     const T* xp = x + o.n * g.xs[0] + o.c * g.xs[1];
-    float s = 0.f;
+    acc_t<T> s = 0;
     for (long long d = ds; d < de; ++d)
       for (long long h = hs; h < he; ++h)
-        for (long long w = ws; w < we; ++w) s += load_f32(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
-    store_f32(y + at(g.ys, o), s / static_cast<float>((de - ds) * (he - hs) * (we - ws)));
+        for (long long w = ws; w < we; ++w) s += ld(xp + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]);
+    st(y + at(g.ys, o), s / static_cast<acc_t<T>>((de - ds) * (he - hs) * (we - ws)));
   }
 }
 
@@ -243,7 +270,7 @@ __global__ void adaptive_avg_bwd(const T* __restrict__ gy, T* __restrict__ gx, P
     const long long dlo = (p.d * g.OD) / g.ID, dhi = min_ll(((p.d + 1) * g.OD + g.ID - 1) / g.ID, g.OD) - 1;
     const long long hlo = (p.h * g.OH) / g.IH, hhi = min_ll(((p.h + 1) * g.OH + g.IH - 1) / g.IH, g.OH) - 1;
     const long long wlo = (p.w * g.OW) / g.IW, whi = min_ll(((p.w + 1) * g.OW + g.IW - 1) / g.IW, g.OW) - 1;
-    float acc = 0.f;
+    acc_t<T> acc = 0;
     for (long long od = dlo; od <= dhi; ++od) {
       const long long ds = adaptive_start(od, g.ID, g.OD), de = adaptive_end(od, g.ID, g.OD);
       if (p.d < ds || p.d >= de) continue;
@@ -253,11 +280,11 @@ __global__ void adaptive_avg_bwd(const T* __restrict__ gy, T* __restrict__ gx, P
         for (long long ow = wlo; ow <= whi; ++ow) {
           const long long ws = adaptive_start(ow, g.IW, g.OW), we = adaptive_end(ow, g.IW, g.OW);
           if (p.w < ws || p.w >= we) continue;
-          acc += load_f32(gy + at_out(g.ys, p.n, p.c, od, oh, ow)) /
-                 static_cast<float>((de - ds) * (he - hs) * (we - ws));
+          acc += ld(gy + at_out(g.ys, p.n, p.c, od, oh, ow)) /
+                 static_cast<acc_t<T>>((de - ds) * (he - hs) * (we - ws));
         }
       }
     }
-    store_f32(gx + at(g.xs, p), acc);
+    st(gx + at(g.xs, p), acc);
   }
 }

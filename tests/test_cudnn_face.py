@@ -910,7 +910,7 @@ def test_softmax_statuses(handle):
 # dropout (row 2006) -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("p", [0.0, 0.3, 1.0])
-@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=lambda d: c.cudnnDataType_t(d).name[11:])
 def test_dropout_forward_backward(handle, p, dt):
     rng = np.random.default_rng(40)
     shape = (3, 4, 5, 7)
@@ -930,7 +930,9 @@ def test_dropout_forward_backward(handle, p, dt):
     keep = bits[:x.size].reshape(shape).astype(bool)
     xr = X.rounded(x)
     scale = 0.0 if p == 1 else 1 / (1 - p)
-    np.testing.assert_allclose(Y.read(), np.where(keep, xr * np.float32(scale), 0), rtol=TOL[dt] * 2, atol=TOL[dt])
+    tol = TOL.get(dt, 1e-12)                         # DOUBLE: the multiply in f64 (by the f64 1/(1 - p))
+    fscale = scale if dt == F64 else np.float32(scale)
+    np.testing.assert_allclose(Y.read(), np.where(keep, xr * fscale, 0), rtol=tol * 2, atol=tol)
     if p == 0.3:
         assert abs(1 - keep.mean() - p) < 0.08
     elif p == 0.0:
@@ -940,7 +942,7 @@ def test_dropout_forward_backward(handle, p, dt):
     dy = rng.standard_normal(shape)
     DY, DX = Tensor(dy, dt), Tensor(np.full(shape, np.nan), dt)
     assert c.cudnnDropoutBackward(handle, D, DY.desc, DY.ptr, DX.desc, DX.ptr, R.data, rsize) == OK
-    np.testing.assert_allclose(DX.read(), np.where(keep, DY.rounded(dy) * scale, 0), rtol=TOL[dt] * 2, atol=TOL[dt])
+    np.testing.assert_allclose(DX.read(), np.where(keep, DY.rounded(dy) * scale, 0), rtol=tol * 2, atol=tol)
     # a second forward draws a fresh mask (the state advanced); re-setting the seed repeats the first
     first = R.raw()
     assert c.cudnnDropoutForward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, rsize) == OK
@@ -978,6 +980,9 @@ def test_dropout_statuses(handle):
     assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, R.data, 1) == BAD     # reserve short
     assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, _desc((2, 3, 4, 6)), Y.ptr, R.data, 256) == BAD
     assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, _desc(shape, F16), Y.ptr, R.data, 256) == BAD
+    I8 = c.CUDNN_DATA_INT8                                                                        # not a dropout type
+    assert c.cudnnDropoutBackward(handle, D, _desc(shape, I8), X.ptr, _desc(shape, I8), Y.ptr, R.data, 256) == UNSUP
+    assert c.cudnnDropoutForward(handle, D, _desc(shape, I8), X.ptr, _desc(shape, I8), Y.ptr, R.data, 256) == UNSUP
     assert c.cudnnDropoutBackward(handle, D, X.desc, X.ptr, Y.desc, Y.ptr, None, 256) == BAD
     assert Y.buf.raw() == snap
 
@@ -1210,7 +1215,7 @@ def test_pooling_descriptor():
 
 @pytest.mark.parametrize("mode", POOL_MODES, ids=lambda m: c.cudnnPoolingMode_t(m).name[14:])
 @pytest.mark.parametrize("S", [2, 3])
-@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=lambda d: c.cudnnDataType_t(d).name[11:])
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=lambda d: c.cudnnDataType_t(d).name[11:])
 def test_pooling_forward_backward_matches_pytorch(handle, mode, S, dt):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(80 + mode + 10 * S)
@@ -1232,7 +1237,7 @@ def test_pooling_forward_backward_matches_pytorch(handle, mode, S, dt):
     else:
         cip = mode == c.CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
         yt = (F.avg_pool2d if S == 2 else F.avg_pool3d)(xt, win, stride, pad, count_include_pad=cip)
-    tol = TOL[dt] * 4
+    tol = TOL.get(dt, 1e-12) * 4                                       # DOUBLE: f64 compute vs torch float64
     np.testing.assert_allclose(Y.read(), yt.detach().numpy(), rtol=tol, atol=tol)
     dy = rng.standard_normal(odims)
     DY = Tensor(dy, dt, order)
@@ -1267,6 +1272,10 @@ def test_pooling_statuses(handle):
     assert bwd(dxDesc=_desc((1, 2, 4, 5))) == BAD                        # x and dx dims differ
     assert bwd(yDesc=_desc((1, 2, 3, 3)), dyDesc=_desc((1, 2, 3, 3))) == BAD   # not the output dims
     assert bwd(dxDesc=_desc((1, 2, 4, 4), F16)) == BAD                   # data types differ
+    I8 = c.CUDNN_DATA_INT8
+    i8 = dict(yDesc=_desc((1, 2, 2, 2), I8), dyDesc=_desc((1, 2, 2, 2), I8), xDesc=_desc((1, 2, 4, 4), I8),
+              dxDesc=_desc((1, 2, 4, 4), I8))
+    assert bwd(**i8) == UNSUP                                            # INT8: not a pooling data type
     assert bwd(poolingDesc=None) == BAD and bwd(dx=None) == BAD and bwd(alpha=None) == BAD
     c.cudnnSetPooling2dDescriptor(D, 0, 0, 2, 2, 2, 0, 2, 2)
     assert bwd(yDesc=_desc((1, 2, 4, 2)), dyDesc=_desc((1, 2, 4, 2))) == UNSUP   # padding over half the window

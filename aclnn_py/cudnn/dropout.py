@@ -10,7 +10,9 @@ order, align(numel, 128)/8 bytes (cudnnDropoutGetReserveSpaceSize), which the ba
 unchanged: dx = dy/(1 − p) where kept, else 0. Statuses as cudnn.md §4.5: element counts or data
 types differ, in place with different strides, reserve smaller than required, a descriptor set
 without states: BAD_PARAM. x and y (dy and dx) must have the same dims (same element count but
-other dims: NOT_SUPPORTED). FLOAT, HALF, BFLOAT16.
+other dims: NOT_SUPPORTED). FLOAT, HALF, BFLOAT16 (multiplied in f32) and DOUBLE (multiplied in f64,
+1/(1 − p) in double: the aclnn ops behind these take DOUBLE as an aclnn-py extension); the mask is the
+same for every data type. Other data types: NOT_SUPPORTED.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ __all__ = ["cudnnCreateDropoutDescriptor", "cudnnDestroyDropoutDescriptor", "cud
            "cudnnDropoutGetReserveSpaceSize", "cudnnSetDropoutDescriptor", "cudnnRestoreDropoutDescriptor",
            "cudnnGetDropoutDescriptor", "cudnnDropoutForward", "cudnnDropoutBackward"]
 
-_DT = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16)
+_DT = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16,
+       cudnnDataType_t.CUDNN_DATA_DOUBLE)
 
 
 class DropoutDesc(Descriptor):
@@ -113,7 +116,7 @@ def _pair(a_desc, a_name, b_desc, b_name):
     b = desc_of(b_desc, TensorDesc, b_name)
     for t, n in ((a, a_name), (b, b_name)):
         if t.dtype not in _DT:
-            unsupported(f"{n} data type {t.dtype.name}: dropout computes FLOAT, HALF, BFLOAT16")
+            unsupported(f"{n} data type {t.dtype.name}: dropout computes FLOAT, HALF, BFLOAT16, DOUBLE")
     if a.numel != b.numel:
         bad(f"{a_name} ({a.numel} elements) and {b_name} ({b.numel} elements) differ in size")
     if a.dtype != b.dtype:

@@ -10,7 +10,9 @@ the handle's scratch), then gathers dy per input element in a fixed order — no
 _COUNT_INCLUDE_PADDING / _EXCLUDE_PADDING divide by the padded / unpadded window size. Ties: the first
 maximum in window order; NaN propagates whatever maxpoolingNanOpt says (the kernels compare as PyTorch).
 Choices and limits: padding greater than half the window (which cuDNN accepts, giving windows that
-may lie wholly in the padding) is NOT_SUPPORTED (the aclnn ops' rule); FLOAT, HALF, BFLOAT16.
+may lie wholly in the padding) is NOT_SUPPORTED (the aclnn ops' rule); FLOAT, HALF, BFLOAT16 (computed
+in f32) and DOUBLE (computed in f64: the aclnn pooling ops take DOUBLE as an aclnn-py extension); other
+data types are NOT_SUPPORTED.
 Statuses (cudnn.md §4.7): invalid mode or NaN option, negative or zero window/stride, negative
 padding, nbDims other than 2 or 3 or not matching the tensors, y/dy or x/dx dims or strides that
 differ, data types that differ, a y whose dims are not the forward's output dims: BAD_PARAM.
@@ -29,7 +31,8 @@ __all__ = ["cudnnCreatePoolingDescriptor", "cudnnSetPooling2dDescriptor", "cudnn
            "cudnnGetPooling2dForwardOutputDim", "cudnnGetPoolingNdForwardOutputDim", "cudnnPoolingForward",
            "cudnnPoolingBackward"]
 
-_DT = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16)
+_DT = (cudnnDataType_t.CUDNN_DATA_FLOAT, cudnnDataType_t.CUDNN_DATA_HALF, cudnnDataType_t.CUDNN_DATA_BFLOAT16,
+       cudnnDataType_t.CUDNN_DATA_DOUBLE)
 _MAX = (cudnnPoolingMode_t.CUDNN_POOLING_MAX, cudnnPoolingMode_t.CUDNN_POOLING_MAX_DETERMINISTIC)
 
 
@@ -137,7 +140,7 @@ def cudnnGetPoolingNdForwardOutputDim(poolingDesc, inputTensorDesc, nbDims):
 def _tensor_desc(d, name):
     t = desc_of(d, TensorDesc, name)
     if t.dtype not in _DT:
-        unsupported(f"{name} data type {t.dtype.name}: pooling computes FLOAT, HALF, BFLOAT16")
+        unsupported(f"{name} data type {t.dtype.name}: pooling computes FLOAT, HALF, BFLOAT16, DOUBLE")
     return t
 
 

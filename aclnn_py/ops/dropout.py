@@ -18,7 +18,10 @@ draws fresh, independent masks by advancing ``offset`` between calls (PyTorch-st
 increment ≥ 1 gives a new stream), or by changing ``seed``.
 
 p = 0 (or train = false) copies; p = 1 writes zeros; DropoutBackward's ``scale`` must be 0 (zeros)
-or ≥ 1 (CANN: p = 1 − 1/scale, then DoMask). FLOAT, FLOAT16, BF16, f32 arithmetic. Tensors in any
+or ≥ 1 (CANN: p = 1 − 1/scale, then DoMask). FLOAT, FLOAT16, BF16, f32 arithmetic. DOUBLE, f64
+arithmetic (the multiply and 1/(1 − p) in double; the mask bits are the same for every dtype), in
+aclnnDropoutDoMask, aclnnDropoutBackward and aclnnpyDropoutStateful — an aclnn-py extension (CANN lists
+FLOAT/FLOAT16/BF16) for the cuDNN face's DOUBLE dropout; aclnnDropout stays FLOAT/FLOAT16/BF16. Tensors in any
 layout (non-row-major views are copied: the mask indexes the logical row-major order).
 """
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 
 from ..dtypes import aclDataType
 from ..kernel_cache import FLOAT_CTYPES, declare, instantiate
-from ..opdef import AttrParam as A, OpDef, TensorParam as T, register
+from ..opdef import FLOATS, AttrParam as A, OpDef, TensorParam as T, register
 from ..plan import Plan, grid_for
 from ..status import AclnnStatus
 from ..tensor import aclIntArray
@@ -37,11 +40,14 @@ from ..tensor import aclIntArray
 __all__ = ["mask_bytes", "keep_threshold", "philox4x32_10"]
 
 INVALID = AclnnStatus.ACLNN_ERR_PARAM_INVALID
-U8 = aclDataType.ACL_UINT8
+U8, F64 = aclDataType.ACL_UINT8, aclDataType.ACL_DOUBLE
+# DOUBLE (f64 multiply; an aclnn-py extension) in the ops on dropout_do_mask and dropout_fused_state
+FLOATS_D = FLOATS | {F64}
+_FTD = (*FLOAT_CTYPES, "double")
 GROUP = "Dropout"
 FAMILY = declare("dropout", ["dropout_gen_mask", "philox_kat", "dropout_state_set", "dropout_state_advance"],
-                 instantiate("dropout_fused_state<{T}>", T=FLOAT_CTYPES),
-                 instantiate("dropout_do_mask<{T}>", T=FLOAT_CTYPES), instantiate("dropout_fused<{T}>", T=FLOAT_CTYPES),
+                 instantiate("dropout_fused_state<{T}>", T=_FTD),
+                 instantiate("dropout_do_mask<{T}>", T=_FTD), instantiate("dropout_fused<{T}>", T=FLOAT_CTYPES),
                  instantiate("dropout_scale<{T}>", T=FLOAT_CTYPES))
 BLOCK = 256
 _M64 = (1 << 64) - 1
@@ -88,6 +94,11 @@ def _grid(n: int):
     return grid_for(n, BLOCK)
 
 
+def _mult(p: Plan, name: str, v: float):
+    """The kernels' mult argument, of their compute type: np.float64 for DOUBLE data, else np.float32."""
+    return np.float64(v) if p[name].data_type == F64 else np.float32(v)
+
+
 # plans --------------------------------------------------------------------------------------------
 
 def _plan_gen_mask(p: Plan) -> None:
@@ -111,7 +122,7 @@ def _apply(p: Plan, x: str, y: str, mult: float | None) -> None:
         return
     xp, mp, yp = p.read(x), p.read("mask"), p.write(y)
     p.launch(FAMILY, f"dropout_do_mask<{p.ctype(x)}>", _grid(t.numel), BLOCK,
-             (xp, mp, yp, np.int64(t.numel), np.float32(mult)))
+             (xp, mp, yp, np.int64(t.numel), _mult(p, x, mult)))
 
 
 def _plan_do_mask(p: Plan) -> None:
@@ -187,20 +198,22 @@ DropoutGenMask = register(OpDef(
 
 DropoutDoMask = register(OpDef(
     name="DropoutDoMask",
-    params=(T("self"), T("mask", dtypes={U8}, shape=_mask_rule("self")), A("prob", float, range=PROB),
-            T("out", out=True, match="self", alias=("self",))),
+    params=(T("self", dtypes=FLOATS_D), T("mask", dtypes={U8}, shape=_mask_rule("self")), A("prob", float, range=PROB),
+            T("out", out=True, dtypes=FLOATS_D, match="self", alias=("self",))),
     plan=_plan_do_mask, group=GROUP,
-    doc="out = self/(1 − prob) where the mask bit is 1, else 0 (prob = 1: zeros). FLOAT/FLOAT16/BF16, ranks 0–8, "
-        "mask UINT8 of align(numel, 128)/8 bytes. out may be self. Empty: nothing launched."),
+    doc="out = self/(1 − prob) where the mask bit is 1, else 0 (prob = 1: zeros). FLOAT/FLOAT16/BF16 (f32 math), "
+        "DOUBLE (f64 math, an aclnn-py extension), ranks 0–8, mask UINT8 of align(numel, 128)/8 bytes. out may be "
+        "self. Empty: nothing launched."),
     globals())
 
 DropoutBackward = register(OpDef(
     name="DropoutBackward",
-    params=(T("grad_output"), T("mask", dtypes={U8}, shape=_mask_rule("grad_output")), A("scale", float),
-            T("out", out=True, match="grad_output", alias=("grad_output",))),
+    params=(T("grad_output", dtypes=FLOATS_D), T("mask", dtypes={U8}, shape=_mask_rule("grad_output")),
+            A("scale", float), T("out", out=True, dtypes=FLOATS_D, match="grad_output", alias=("grad_output",))),
     ranks=(1, 8), check=_check_backward, plan=_plan_backward, group=GROUP, cudnn=("cudnnDropoutBackward",),
-    doc="out = grad_output·scale where the mask bit is 1, else 0; scale 0 (zeros) or >= 1. FLOAT/FLOAT16/BF16, "
-        "ranks 1–8, no empty tensors. out may be grad_output."),
+    doc="out = grad_output·scale where the mask bit is 1, else 0; scale 0 (zeros) or >= 1. FLOAT/FLOAT16/BF16 "
+        "(f32 math), DOUBLE (f64 math, an aclnn-py extension for the cuDNN face), ranks 1–8, no empty tensors. out "
+        "may be grad_output."),
     globals())
 
 Dropout = register(OpDef(
@@ -243,7 +256,7 @@ def _plan_stateful(p: Plan) -> None:
     nbytes = p["mask"].numel
     p.launch(FAMILY, f"dropout_fused_state<{p.ctype('input')}>", _grid(nbytes), BLOCK,
              (xp, yp, mp, np.int64(t.numel), np.int64(nbytes), _u64(keep_threshold(prob)), st,
-              np.float32(0.0 if prob >= 1.0 else 1.0 / (1.0 - prob))))
+              _mult(p, "input", 0.0 if prob >= 1.0 else 1.0 / (1.0 - prob))))
 
 
 DropoutStateSet = register(OpDef(
@@ -265,11 +278,12 @@ DropoutStateAdvance = register(OpDef(
 
 DropoutStateful = register(OpDef(
     name="pyDropoutStateful",
-    params=(T("input"), T("states", dtypes={U8}, shape=_state_rule), A("p", float, range=PROB),
-            T("out", out=True, match="input", alias=("input",)),
+    params=(T("input", dtypes=FLOATS_D), T("states", dtypes={U8}, shape=_state_rule), A("p", float, range=PROB),
+            T("out", out=True, dtypes=FLOATS_D, match="input", alias=("input",)),
             T("mask", out=True, dtypes={U8}, shape=_mask_rule("input"))),
     plan=_plan_stateful, group=GROUP,
     doc="aclnn-py extension behind cudnnDropoutForward: out = input/(1 − p) where kept, else 0, and mask = the "
         "keep mask (DropoutGenMask's layout) drawn with the (seed, offset) held in states (set by "
-        "aclnnpyDropoutStateSet). p = 1: zeros. Empty input: nothing launched."),
+        "aclnnpyDropoutStateSet). p = 1: zeros. FLOAT/FLOAT16/BF16 (f32 math), DOUBLE (f64 math). Empty input: "
+        "nothing launched."),
     globals())

@@ -30,8 +30,10 @@ and the last window would start at or past ``i + p`` (the last-window rule). An 
 wins; indices are flat over the input plane (d·H·W + h·W + w), INT32 or INT64. Average windows are
 clipped at i + pad for the count_include_pad divisor and at i for the sum; divisor_override ≠ 0
 replaces the divisor; cube_math_type (0 KEEP_DTYPE, 1 ALLOW_FP32_DOWN_PRECISION, 2 USE_FP16,
-3 USE_HF32) is accepted and changes nothing (there is no Cube unit: always f32 arithmetic).
-Adaptive windows are [⌊o·I/O⌋, ⌈(o+1)·I/O⌉). FLOAT, FLOAT16, BF16; f16/bf16 computed in f32.
+3 USE_HF32) is accepted and changes nothing (there is no Cube unit: always f32 arithmetic, f64 for DOUBLE).
+Adaptive windows are [⌊o·I/O⌋, ⌈(o+1)·I/O⌉). FLOAT, FLOAT16, BF16 (CANN's list; f16/bf16 computed
+in f32) and DOUBLE — an aclnn-py extension (the cuDNN face's DOUBLE pooling runs these ops), computed
+in f64 throughout (the kernels' compute type follows the data: f32 for the others, f64 for DOUBLE).
 
 **Layouts.** Every kernel computes at each tensor's own strides: contiguous (NCHW), channels-last
 (NHWC format, or an NCHW view with channels-last strides), transposed — any dense layout is used
@@ -66,7 +68,7 @@ import numpy as np
 
 from ..dtypes import CHANNELS_LAST_FORMATS, aclDataType, aclFormat
 from ..kernel_cache import FLOAT_CTYPES, declare, instantiate
-from ..opdef import AttrParam as A, OpDef, TensorParam as T, register
+from ..opdef import FLOATS, AttrParam as A, OpDef, TensorParam as T, register
 from ..plan import Plan, dense_strides, grid_for, memory_order
 from ..status import AclnnStatus
 from ..tensor import aclIntArray
@@ -76,14 +78,17 @@ __all__ = ["pool_output_size", "POOL_GEOM"]
 INVALID = AclnnStatus.ACLNN_ERR_PARAM_INVALID
 GROUP = "Pooling"
 INDEX_CTYPES = ("int", "long long")
+DATA_CTYPES = (*FLOAT_CTYPES, "double")      # double: compute type f64 (kernels/pooling.cu acc_t)
 FAMILY = declare("pooling",
-                 instantiate("max_pool_fwd<{T}, {I}>", T=FLOAT_CTYPES, I=INDEX_CTYPES),
-                 instantiate("max_pool_bwd<{T}, {I}>", T=FLOAT_CTYPES, I=INDEX_CTYPES),
-                 *(instantiate(f"{k}<{{T}}>", T=FLOAT_CTYPES)
+                 instantiate("max_pool_fwd<{T}, {I}>", T=DATA_CTYPES, I=INDEX_CTYPES),
+                 instantiate("max_pool_bwd<{T}, {I}>", T=DATA_CTYPES, I=INDEX_CTYPES),
+                 *(instantiate(f"{k}<{{T}}>", T=DATA_CTYPES)
                    for k in ("avg_pool_fwd", "avg_pool_bwd", "adaptive_avg_fwd", "adaptive_avg_bwd")))
 BLOCK = 256
 
 I32, I64 = aclDataType.ACL_INT32, aclDataType.ACL_INT64
+# data dtypes: CANN's FLOAT/FLOAT16/BF16, plus DOUBLE (an aclnn-py extension, f64 compute; the cuDNN face uses it)
+DATA_DTYPES = _D = FLOATS | {aclDataType.ACL_DOUBLE}
 INDEX_DTYPES = frozenset({I32, I64})
 F = aclFormat
 FORMATS_2D_MAX = frozenset({F.ACL_FORMAT_ND, F.ACL_FORMAT_NCHW, F.ACL_FORMAT_NHWC})
@@ -315,9 +320,10 @@ def _max_fwd_op(name: str, nd: int, ranks: tuple, formats: frozenset, doc: str) 
     geo = _max_geo(nd, "half", "self")
     return OpDef(
         name=name,
-        params=(T("self"), A("kernel_size", aclIntArray), A("stride", aclIntArray), A("padding", aclIntArray),
+        params=(T("self", dtypes=_D), A("kernel_size", aclIntArray), A("stride", aclIntArray),
+                A("padding", aclIntArray),
                 A("dilation", aclIntArray), A("ceil_mode", bool),
-                T("out", out=True, match="self", shape=_pooled_rule(geo, "self", formats, "self")),
+                T("out", out=True, dtypes=_D, match="self", shape=_pooled_rule(geo, "self", formats, "self")),
                 T("indices", out=True, dtypes=INDEX_DTYPES, shape=_pooled_rule(geo, "self", formats))),
         ranks=ranks, formats=formats, check=geo, plan=_plan_max_fwd(geo), group=GROUP, doc=doc)
 
@@ -326,12 +332,12 @@ def _max_bwd_op(name: str, nd: int, ranks: tuple, formats: frozenset, pad_limit:
     geo = _max_geo(nd, pad_limit, "self")
     return OpDef(
         name=name,
-        params=(T("grad_output", shape=_pooled_rule(geo, "self", formats)),
-                T("self", match="grad_output"),
+        params=(T("grad_output", dtypes=_D, shape=_pooled_rule(geo, "self", formats)),
+                T("self", dtypes=_D, match="grad_output"),
                 T("indices", dtypes=INDEX_DTYPES, shape=_pooled_rule(geo, "self", formats)),
                 A("kernel_size", aclIntArray), A("stride", aclIntArray), A("padding", aclIntArray),
                 A("dilation", aclIntArray), A("ceil_mode", bool),
-                T("grad_input", out=True, match="grad_output", shape=_same_shape_format("self"))),
+                T("grad_input", out=True, dtypes=_D, match="grad_output", shape=_same_shape_format("self"))),
         ref="self", ranks=ranks, formats=formats, check=geo, plan=_plan_max_bwd(geo), group=GROUP,
         cudnn=("cudnnPoolingBackward",), doc=doc)
 
@@ -397,8 +403,8 @@ def _avg_fwd_op(name: str, nd: int, ranks: tuple, formats: frozenset, names: dic
     geo = _avg_geo(nd, names, "self", no_empty)
     return OpDef(
         name=name,
-        params=(T("self"), *_avg_attrs(names, cube),
-                T("out", out=True, match="self", shape=_pooled_rule(geo, "self", formats, "self"))),
+        params=(T("self", dtypes=_D), *_avg_attrs(names, cube),
+                T("out", out=True, dtypes=_D, match="self", shape=_pooled_rule(geo, "self", formats, "self"))),
         ranks=ranks, formats=formats, check=geo, plan=_plan_avg_fwd(geo), group=GROUP, doc=doc)
 
 
@@ -407,9 +413,10 @@ def _avg_bwd_op(name: str, nd: int, ranks: tuple, formats: frozenset, cube: bool
     geo = _avg_geo(nd, _AVGBWD, "self", no_empty)
     return OpDef(
         name=name,
-        params=(T("grad_output", shape=_pooled_rule(geo, "self", formats)), T("self", match="grad_output"),
+        params=(T("grad_output", dtypes=_D, shape=_pooled_rule(geo, "self", formats)),
+                T("self", dtypes=_D, match="grad_output"),
                 *_avg_attrs(_AVGBWD, cube),
-                T(out_name, out=True, match="grad_output", shape=_same_shape_format("self"))),
+                T(out_name, out=True, dtypes=_D, match="grad_output", shape=_same_shape_format("self"))),
         ref="self", ranks=ranks, formats=formats, check=geo, plan=_plan_avg_bwd(geo, out_name), group=GROUP,
         cudnn=("cudnnPoolingBackward",), doc=doc)
 
@@ -460,24 +467,26 @@ def _plan_adaptive_bwd(p: Plan) -> None:
 
 # registration ---------------------------------------------------------------------------------
 
+_DT = "FLOAT/FLOAT16/BF16 (CANN), DOUBLE (an aclnn-py extension, for the cuDNN face: f64 compute)"
+
 _MAX_DOC = ("out = max over each window (kernel_size, stride (length 0 = kernel), padding ≤ kernel/2, dilation; "
             "ceil_mode with PyTorch's last-window rule), indices = its flat position in the input plane{plane} "
-            "(INT32 or INT64; first maximum wins, NaN propagates). FLOAT/FLOAT16/BF16, {shapes}. Empty batch: nothing "
+            "(INT32 or INT64; first maximum wins, NaN propagates). " + _DT + ", {shapes}. Empty batch: nothing "
             "launched; empty channels or spatial dims: 161002. Deterministic.")
 _MAXB_DOC = ("grad_input[i] = Σ grad_output[o] over the windows o that contain input element i and whose "
              "indices[o] name it (a gather, one thread per input element: no atomics, deterministic). "
-             "Attributes as the forward ({pad}). FLOAT/FLOAT16/BF16, indices INT32/INT64, {shapes}.")
+             "Attributes as the forward ({pad}). " + _DT + ", indices INT32/INT64, {shapes}.")
 _AVG_DOC = ("out = Σ window / divisor: divisor_override if ≠ 0, else the window size clipped at input + padding "
             "(count_include_pad) or at the input (not). kernel_size, {stride} (length 0 = kernel), {padding} "
-            "≤ kernel/2, ceil_mode with PyTorch's last-window rule.{cube} FLOAT/FLOAT16/BF16, {shapes}.{empty} "
+            "≤ kernel/2, ceil_mode with PyTorch's last-window rule.{cube} " + _DT + ", {shapes}.{empty} "
             "Deterministic.")
 _AVGB_DOC = ("{out}[i] = Σ grad_output[o]/divisor(o) over the windows o that contain input element i (a gather: "
-             "no atomics, deterministic); attributes as the forward.{cube} FLOAT/FLOAT16/BF16, {shapes}.{empty}")
+             "no atomics, deterministic); attributes as the forward.{cube} " + _DT + ", {shapes}.{empty}")
 
 SHAPES_2D = "(C, H, W) or (N, C, H, W); NHWC format: (N, H, W, C)"
 SHAPES_2D_AVG = "(C, H, W) or (N, C, H, W), formats ND/NCHW/NCL (channels-last strides are computed in place)"
 SHAPES_3D = "(C, D, H, W) or (N, C, D, H, W), formats ND/NCDHW (channels-last strides are computed in place)"
-_CUBE = " cube_math_type 0–3 accepted (f32 arithmetic always)."
+_CUBE = " cube_math_type 0–3 accepted (changes nothing: f32 arithmetic, f64 for DOUBLE)."
 _NO_EMPTY = " Empty tensors: 161002."
 _EMPTY_OK = " Empty batch: nothing launched; empty channels or spatial dims: 161002."
 
@@ -508,19 +517,20 @@ MaxPool3dWithArgmaxBackward = register(_max_bwd_op(
     _MAXB_DOC.format(pad="padding ≤ kernel_size/2", shapes=SHAPES_3D)), globals())
 AdaptiveAvgPool2d = register(OpDef(
     name="AdaptiveAvgPool2d",
-    params=(T("self"), A("output_size", aclIntArray),
-            T("out", out=True, match="self", shape=_pooled_rule(_adaptive_fwd_geo, "self", FORMATS_2D_AVG, "self"))),
+    params=(T("self", dtypes=_D), A("output_size", aclIntArray),
+            T("out", out=True, dtypes=_D, match="self",
+              shape=_pooled_rule(_adaptive_fwd_geo, "self", FORMATS_2D_AVG, "self"))),
     ranks=(3, 4), formats=FORMATS_2D_AVG, check=_adaptive_fwd_geo, plan=_plan_adaptive_fwd, group=GROUP,
     doc="out[o] = mean of self over [⌊o·I/O⌋, ⌈(o+1)·I/O⌉) per spatial axis; output_size length 1 or 2, values "
-        "≥ 1; self's H, W ≥ 1. FLOAT/FLOAT16/BF16, " + SHAPES_2D_AVG + "." + _EMPTY_OK + " Deterministic."),
+        "≥ 1; self's H, W ≥ 1. " + _DT + ", " + SHAPES_2D_AVG + "." + _EMPTY_OK + " Deterministic."),
     globals())
 AdaptiveAvgPool2dBackward = register(OpDef(
     name="AdaptiveAvgPool2dBackward",
-    params=(T("grad_output", shape=_adaptive_grad_rule), T("self", match="grad_output"),
-            T("out", out=True, match="grad_output", shape=_same_shape_format("self"))),
+    params=(T("grad_output", dtypes=_D, shape=_adaptive_grad_rule), T("self", dtypes=_D, match="grad_output"),
+            T("out", out=True, dtypes=_D, match="grad_output", shape=_same_shape_format("self"))),
     ref="self", ranks=(3, 4), formats=FORMATS_2D_AVG, check=_adaptive_bwd_geo, plan=_plan_adaptive_bwd,
     group=GROUP,
     doc="out[i] = Σ grad_output[o]/|window o| over the adaptive windows o that contain i (output size = "
-        "grad_output's spatial dims; a gather: no atomics, deterministic). FLOAT/FLOAT16/BF16, " + SHAPES_2D_AVG
-        + "." + _EMPTY_OK),
+        "grad_output's spatial dims; a gather: no atomics, deterministic). " + _DT + ", "
+        + SHAPES_2D_AVG + "." + _EMPTY_OK),
     globals())

@@ -3,8 +3,10 @@
 References: the mask is recomputed in NumPy from the documented definition (Philox4x32-10 on
 (seed, offset, k), vectorised here; the Python scalar version in aclnn_py.ops.dropout is checked
 against Random123's known answers in tests/test_dropout_mask.py); outputs are float64 products.
-Samples cover every dtype, ranks, layouts, p = 0 / p = 1 / train = false, scale 0 / 1 / > 1,
-negative and 64-bit seeds and offsets, empty tensors where allowed; errors name the argument.
+Samples cover every dtype (DOUBLE — an aclnn-py extension, f64 multiply — in DoMask, Backward and
+pyDropoutStateful, with values f32 cannot hold; Dropout refuses it), ranks, layouts, p = 0 / p = 1 / train =
+false, scale 0 / 1 / > 1, negative and 64-bit seeds and offsets, empty tensors where allowed; errors name the
+argument.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from opdb import ErrorCase, OpInfo
 F32, F16, BF16, U8, I8, I32 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_UINT8, A.ACL_INT8, A.ACL_INT32
 INVALID, NULLPTR = A.ACLNN_ERR_PARAM_INVALID, A.ACLNN_ERR_PARAM_NULLPTR
 ND = A.ACL_FORMAT_ND
+F64 = A.ACL_DOUBLE
 FLOATS = (F32, F16, BF16)
 _M = np.uint64(0xFFFFFFFF)
 
@@ -75,7 +78,7 @@ def _vals(s):
 
 
 def _dd(s):
-    dt = next((t.dtype for t in s.tensors.values() if t is not None and t.dtype in FLOATS), F32)
+    dt = next((t.dtype for t in s.tensors.values() if t is not None and t.dtype in (*FLOATS, F64)), F32)
     return dt
 
 
@@ -181,6 +184,12 @@ def apply_samples(kind):
                 make(rng, (3, 5, 6), out_layout="strided", note="strided out"),
                 make(rng, (130,), mask_layout="strided", note="strided mask"),
                 make(rng, (1,), note="one element"), make(rng, (2000,), BF16, note="long bf16")]
+        # DOUBLE (an aclnn-py extension): the multiply in f64, on values f32 cannot hold
+        fine = 1.0 + rng.standard_normal((4, 70)) * 1e-9
+        out += [make(rng, (4, 70), F64, note="DOUBLE"),
+                make(rng, (5, 9), F64, layout="transposed", note="DOUBLE transposed"),
+                make(rng, (4, 70), F64, 0.3 if kind == "do" else 1.0 / 0.7, values=fine, note="DOUBLE fine values"),
+                make(rng, (2, 3, 4, 5), F64, layout="channels_last", note="DOUBLE channels-last")]
         if kind == "do":
             out += [make(rng, (0, 3), note="empty"), make(rng, (2, 0), F16, note="empty f16")]
         return out
@@ -342,6 +351,8 @@ def drop_errors(rng):
     out += [case("p -0.1", INVALID, "p", attr("p", -0.1)), case("p 2", INVALID, "p", attr("p", 2.0)),
             case("train an int", INVALID, "train", attr("train", 1)), case("seed a float", INVALID, "seed", attr("seed", 0.5)),
             case("input INT32", INVALID, "input", set_("input", dtype=I32)),
+            case("DOUBLE data (not taken by aclnnDropout)", INVALID, "input",
+                 lambda s: [setattr(s.tensors[n], "dtype", F64) for n in ("input", "out")]),
             case("out dtype differs", INVALID, "out", set_("out", dtype=BF16)),
             case("mask_out FLOAT", INVALID, "mask_out", set_("mask_out", dtype=F32)),
             case("mask_out too short", INVALID, "mask_out", set_("mask_out", values=np.zeros(15))),
@@ -464,13 +475,17 @@ def make_stateful(rng, shape, dtype=F32, p=0.4, seed=21, offset=3, *, layout="co
 
 def stateful_samples(rng):
     out = [make_stateful(rng, (4, 33), note="2-D")]
-    for dt in FLOATS:
+    for dt in (*FLOATS, F64):
         out += [make_stateful(rng, (3, 5, 7), dt, note=f"{A.aclDataType(dt).name}"),
                 make_stateful(rng, (2, 3, 4, 5), dt, layout="channels_last", note=f"{A.aclDataType(dt).name} NHWC")]
     out += [make_stateful(rng, (1000,), p=0.0, note="p 0: all kept"), make_stateful(rng, (300,), p=1.0, note="p 1"),
             make_stateful(rng, (3, 5, 6), layout="strided", note="strided"),
             make_stateful(rng, (257,), seed=2 ** 64 - 1, offset=2 ** 40, note="large seed and offset"),
-            make_stateful(rng, (0, 3), note="empty")]
+            make_stateful(rng, (0, 3), note="empty"),
+            make_stateful(rng, (3, 50), F64, p=0.3, note="DOUBLE fine values, p 0.3"),
+            make_stateful(rng, (1000,), F64, p=0.0, note="DOUBLE p 0"),
+            make_stateful(rng, (300,), F64, p=1.0, note="DOUBLE p 1")]
+    out[-3].tensors["input"].values = 1.0 + rng.standard_normal((3, 50)) * 1e-9
     return out
 
 
@@ -483,7 +498,9 @@ def stateful_ref(s):
     if n == 0:
         return {}
     keep = keep_bits(n, p, int(w[1]), int(w[2]))
-    scale = 0.0 if p >= 1 else float(np.float32(1 / (1 - p)))
+    scale = 0.0 if p >= 1 else 1 / (1 - p)
+    if s.tensors["input"].dtype != F64:
+        scale = float(np.float32(scale))           # the f32 kernels' mult; DOUBLE multiplies by the f64 value
     return {"out": np.where(keep.reshape(x.shape), x * scale, 0.0), "mask": pack(keep, n).astype(np.float64)}
 
 

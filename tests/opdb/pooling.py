@@ -5,7 +5,7 @@ The float64 references here are written from the definitions (PyTorch's CPU sema
 maximum in window order, NaN wins, flat plane indices; average windows clipped at input + pad for
 the count_include_pad divisor; adaptive windows [⌊o·I/O⌋, ⌈(o+1)·I/O⌉)), loop by loop, with their
 own output-size formula: nothing is imported from the ops module. Backward references scatter (the
-kernels gather). Samples cover every dtype, INT32 and INT64 indices, 3-D/4-D (4-D/5-D) inputs,
+kernels gather). Samples cover every dtype (DOUBLE, an aclnn-py extension, with values f32 cannot hold), INT32 and INT64 indices, 3-D/4-D (4-D/5-D) inputs,
 NCHW/ND/NCL and NHWC formats, every layout the harness builds (channels-last strides are computed
 in place: no workspace), kernel/stride/padding/dilation arrays of every documented length, stride
 length 0, ceil_mode with and without the last-window rule firing, count_include_pad,
@@ -23,6 +23,7 @@ from harness import Sample, TensorSpec
 from opdb import ErrorCase, OpInfo
 
 F32, F16, BF16, I32, I64 = A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16, A.ACL_INT32, A.ACL_INT64
+F64 = A.ACL_DOUBLE
 INVALID, NULLPTR = A.ACLNN_ERR_PARAM_INVALID, A.ACLNN_ERR_PARAM_NULLPTR
 ND, NCHW, NHWC, NCL, NCDHW, NDHWC = (A.ACL_FORMAT_ND, A.ACL_FORMAT_NCHW, A.ACL_FORMAT_NHWC, A.ACL_FORMAT_NCL,
                                      A.ACL_FORMAT_NCDHW, A.ACL_FORMAT_NDHWC)
@@ -300,7 +301,7 @@ def max_samples(nd, backward):
             fmts = [(NCDHW, S4)]
             empties = [(0, 2, 4, 4, 4)]
         out = [make(rng, S4, W[0], note="first")]
-        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16")):
+        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16"), (F64, "f64")):
             for it in (I32, I64):
                 out.append(make(rng, S4, W[1], dt, it, note=f"{tag} idx {A.aclDataType(it).name}"))
         for w in W:
@@ -320,8 +321,14 @@ def max_samples(nd, backward):
                 make(rng, S4, Win(list(S4[-nd:]), [1], [0]), note="global window"),
                 make(rng, S4, Win([2], [1], [1]), values=_nan_ties(rng, S4), note="NaN, -inf, ties"),
                 make(rng, S4, Win([2], [1], [1]), values=np.full(S4, -2.5), note="constant: all ties"),
-                make(rng, S4, Win([3], [1], [1]), F16, values=np.round(rng.standard_normal(S4)), note="f16 ties")]
+                make(rng, S4, Win([3], [1], [1]), F16, values=np.round(rng.standard_normal(S4)), note="f16 ties"),
+                # DOUBLE (an aclnn-py extension, f64 compute): NaN/-inf/ties, values f32 cannot tell apart
+                make(rng, S4, Win([2], [1], [1]), F64, I32, values=_nan_ties(rng, S4), note="f64 NaN, -inf, ties"),
+                make(rng, S4, Win([3], [1], [1]), F64, values=1.0 + rng.integers(0, 4, S4) * 2.0 ** -40,
+                     note="f64 values 2^-40 apart"),
+                make(rng, S4, W[4], F64, layout="channels_last", note="f64 channels_last views")]
         if CL is not None:
+            out.append(make(rng, CL, W[1], F64, fmt=NHWC, note="format NHWC f64"))
             out.append(make(rng, CL, W[0], F16, fmt=NHWC, layout="strided", note="NHWC strided"))
         if backward:                 # indices not from a forward: never followed outside their window
             bad = make(rng, S4, W[0], note="some indices out of the plane (ignored)")
@@ -359,7 +366,7 @@ def avg_samples(nd, backward, names, cube, empty_ok):
             one, big = (1, 1, 1, 1, 1), (1, 4, 8, 9, 10)
             empties = [(0, 2, 4, 4, 4)]
         out = [make(rng, S4, W[0], note="first")]
-        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16")):
+        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16"), (F64, "f64")):
             out.append(make(rng, S4, W[1], dt, note=tag))
             out.append(make(rng, S4, W[4], dt, cip=False, note=f"{tag} exclude pad"))
         for w in W:
@@ -380,7 +387,12 @@ def avg_samples(nd, backward, names, cube, empty_ok):
         out += [make(rng, one, Win([1]), note="all size 1"),
                 make(rng, S4, Win(list(S4[-nd:]), [1], [0]), note="global window"),
                 make(rng, big, Win([3], [1], [1]), F16, cip=False, note="bigger"),
-                make(rng, S4, Win([2], [1], [1]), values=rng.standard_normal(S4) * 1e3, note="large values")]
+                make(rng, S4, Win([2], [1], [1]), values=rng.standard_normal(S4) * 1e3, note="large values"),
+                # DOUBLE (an aclnn-py extension, f64 compute)
+                make(rng, S4, Win([2], [1], [1]), F64, values=1.0 + rng.standard_normal(S4) * 1e-9,
+                     note="f64 values f32 cannot hold"),
+                make(rng, S4, W[4], F64, div=3, layout="channels_last", note="f64 channels_last divisor_override"),
+                make(rng, S3, W[5], F64, cip=False, note="f64 unbatched exclude pad")]
         if empty_ok:
             for e in empties:
                 out.append(make(rng, e, W[0], note="empty"))
@@ -394,7 +406,7 @@ def adaptive_samples(backward):
     def samples(rng):
         S4, S3 = (2, 3, 7, 9), (3, 10, 6)
         out = [make(rng, S4, [3, 4], note="first")]
-        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16")):
+        for dt, tag in ((F32, "f32"), (F16, "f16"), (BF16, "bf16"), (F64, "f64")):
             out.append(make(rng, S4, [4, 5], dt, note=tag))
         for osz in ([1, 1], [7, 9], [2], [5, 3], [9, 12], [1, 9]):
             out.append(make(rng, S4, osz, note="sizes"))
@@ -404,6 +416,9 @@ def adaptive_samples(backward):
         for lay in ("channels_last", "transposed", "strided", "offset"):
             out.append(make(rng, S4, [3, 4], layout=lay, note=f"{lay} views"))
         out.append(make(rng, S4, [3, 4], out_layout="strided", note="strided out"))
+        out.append(make(rng, S4, [5, 3], F64, layout="channels_last", note="f64 channels_last views"))
+        out.append(make(rng, S3, [4, 4], F64, values=1.0 + rng.standard_normal(S3) * 1e-9,
+                        note="f64 values f32 cannot hold"))
         out.append(make(rng, (1, 1, 1, 1), [1], note="all size 1"))
         out.append(make(rng, (0, 3, 5, 5), [2, 2], note="empty batch"))
         return out
@@ -589,8 +604,8 @@ def max_errors(nd, backward):
         out += [
             case("INT32 data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", I32) for n in tens
                                                           if n != "indices"]),
-            case("DOUBLE data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", A.ACL_DOUBLE) for n in tens
-                                                           if n != "indices"]),
+            case("INT8 data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", A.ACL_INT8) for n in tens
+                                                         if n != "indices"]),
             case(f"{outn} dtype differs", INVALID, outn, _set(outn, dtype=F16)),
             case("indices FLOAT", INVALID, "indices", _set("indices", dtype=F32)),
             case("indices INT16", INVALID, "indices", _set("indices", dtype=A.ACL_INT16)),
@@ -652,7 +667,7 @@ def avg_errors(nd, backward, names, cube, empty_ok):
             case("divisor_override null", NULLPTR, "divisor_override", _attr("divisor_override", None)),
             case("divisor_override a float", INVALID, "divisor_override", _attr("divisor_override", 2.0)),
             case("INT32 data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", I32) for n in tens]),
-            case("DOUBLE data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", A.ACL_DOUBLE) for n in tens]),
+            case("INT8 data", INVALID, data, lambda s: [setattr(s.tensors[n], "dtype", A.ACL_INT8) for n in tens]),
             case(f"{outn} dtype differs", INVALID, outn, _set(outn, dtype=BF16)),
             case("private format", INVALID, "self", _set("self", format=A.ACL_FORMAT_NC1HWC0)),
             case("rank too low", INVALID, "self", shape=S[2:]),
