@@ -23,7 +23,7 @@ from ..dtypes import aclDataType, aclFormat
 from ..errors import STRICT, get_recent_err_msg, record_error
 from ..opdef import REGISTRY
 from ..status import AclnnStatus
-from ..tensor import aclCreateScalar, aclTensor
+from ..tensor import aclTensor
 from ._enums import cudnnDataType_t, cudnnStatus_t
 
 SUCCESS = cudnnStatus_t.CUDNN_STATUS_SUCCESS
@@ -291,10 +291,6 @@ class TensorDesc(Descriptor):
     def numel(self) -> int:
         return math.prod(self.dims)
 
-    def packed(self) -> bool:
-        """Fully packed NCHW order (row-major)."""
-        return self.strides == packed_strides(self.dims)
-
     def __repr__(self):
         if not self.is_set:
             return super().__repr__()
@@ -354,13 +350,9 @@ def int_array(a, nb: int, name: str) -> list:
     return vals[:nb]
 
 
-def scalar(v: float, dtype=aclDataType.ACL_DOUBLE):
-    return aclCreateScalar(v, dtype)
-
-
 def flat_strides(dims, strides, first: int):
     """Dims ``first:`` merged into one: (size, stride), or None when their strides do not nest."""
-    size, stride = 1, 1
+    size = 1
     pairs = [(d, s) for d, s in zip(dims[first:], strides[first:]) if d != 1]
     if not pairs:
         return math.prod(dims[first:]), 1

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 
-from ._core import (FLOAT_TYPES, SUCCESS, Call, TensorDesc, api, bad, c_int, desc_of, destroy, enum_arg,
+from ..dtypes import aclDataType
+from ..tensor import aclCreateScalar
+from ._core import (FLOAT_TYPES, ITEMSIZE, SUCCESS, Call, TensorDesc, api, bad, c_int, desc_of, destroy, enum_arg,
                     handle_of, int_array, number, packed_strides, pointer, tensor, unsupported)
 from ._enums import CUDNN_DIM_MAX, cudnnBatchNormMode_t, cudnnDataType_t, cudnnNormMode_t, cudnnTensorFormat_t
 
@@ -147,7 +149,6 @@ def cudnnGetTensorNdDescriptor(tensorDesc, nbDimsRequested):
 @api(0)
 def cudnnGetTensorSizeInBytes(tensorDesc):
     """``size, st``: bytes from the first to the last element the strides reach."""
-    from ._core import ITEMSIZE
     d = desc_of(tensorDesc, TensorDesc, "tensorDesc")
     return d.extent * ITEMSIZE[d.dtype], SUCCESS
 
@@ -212,8 +213,6 @@ def cudnnSetTensor(handle, yDesc, y, valuePtr):
     yd = float_desc(desc_of(yDesc, TensorDesc, "yDesc"), "yDesc")
     yp = pointer(y, "y")
     v = number(valuePtr, "valuePtr")
-    from ..tensor import aclCreateScalar
-    from ..dtypes import aclDataType
     call = Call(h)
     call.op("InplaceFillScalar", self_ref=tensor(yd, yp), value=aclCreateScalar(v, aclDataType.ACL_DOUBLE))
     return call.run()
