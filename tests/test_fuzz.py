@@ -14,9 +14,6 @@ import aclnn_py as A
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.environ.get("ACLNN_PY_FUZZ_EXAMPLES", "25")
-# Phase-1 cases the op core (aclnn_py/opdef.py) does not yet get right: op name -> reason. Listed
-# here only while the fix is pending in opdef.py (owned by the op-core rewrite).
-PHASE1_XFAIL: dict[str, str] = {}
 
 
 def _run(*args, timeout=300):
@@ -35,10 +32,4 @@ def test_fuzz_api(target):
 
 def test_fuzz_every_op_phase1_and_phase2():
     """All registered ops in one child (``ACLNN_PY_FUZZ_OP_EXAMPLES`` calls each, default 8)."""
-    _run("ops", *PHASE1_XFAIL)
-
-
-@pytest.mark.parametrize("op", sorted(PHASE1_XFAIL))
-@pytest.mark.xfail(strict=False, reason="phase-1 fix pending in aclnn_py/opdef.py (see PHASE1_XFAIL)")
-def test_fuzz_known_phase1_failures(op):
-    _run("op", op)
+    _run("ops")
