@@ -7,8 +7,8 @@ bilinear, zero padding.
 The descriptor holds the sampler type (BILINEAR only), the data type and the dims of the transformed
 (output) tensor (N, C, H, W): theta is N×2×3, grid N×H×W×2 (x then y), both packed in the data type.
 Statuses (cudnn.md §4.9): a NULL pointer or descriptor, an invalid data or sampler type, tensors whose
-dims differ from the descriptor's: BAD_PARAM; nbDims other than 4 (only 2-D transforms) and DOUBLE
-grids for the generator forward (aclnnAffineGrid takes FLOAT, FLOAT16, BF16): NOT_SUPPORTED.
+dims differ from the descriptor's: BAD_PARAM; nbDims other than 4 (only 2-D transforms): NOT_SUPPORTED.
+FLOAT, HALF, BFLOAT16 and DOUBLE (computed in f64).
 The grid generator has no alpha/beta; the sampler backward blends dx with alpha/beta and dgrid with
 alphaDgrid/betaDgrid. Both backward ops are deterministic (no float atomics, unlike cuDNN's).
 """
@@ -86,8 +86,6 @@ def cudnnSpatialTfGridGeneratorForward(handle, stDesc, theta, grid):
     h = handle_of(handle)
     st = desc_of(stDesc, SpatialTransformerDesc, "stDesc")
     tp, gp = pointer(theta, "theta"), pointer(grid, "grid")
-    if st.dtype == cudnnDataType_t.CUDNN_DATA_DOUBLE:
-        unsupported("DOUBLE grids: aclnnAffineGrid takes FLOAT, HALF, BFLOAT16")
     call = Call(h)
     call.op("AffineGrid", theta=tensor(st.theta, tp), size=st.size(), align_corners=True, out=tensor(st.grid, gp))
     return call.run()

@@ -51,7 +51,7 @@ from ..plan import Plan, dense_strides, grid_for, memory_order
 from ..tensor import aclBoolArray, aclIntArray
 
 F32, F16, BF16, F64 = aclDataType.ACL_FLOAT, aclDataType.ACL_FLOAT16, aclDataType.ACL_BF16, aclDataType.ACL_DOUBLE
-GRID_DTYPES = frozenset({F32, F16, BF16})                   # aclnnAffineGrid (aclnn.md §5)
+GRID_DTYPES = frozenset({F32, F16, BF16, F64})              # aclnnAffineGrid: CANN's three + DOUBLE (extension)
 SAMPLER_DTYPES = frozenset({F32, F16, BF16, F64})           # aclnnGridSampler2D(Backward)
 CTYPES = ("float", "__half", "__nv_bfloat16", "double")
 FAMILY = declare("grid_sampler", *(instantiate(k + "<{T}>", T=CTYPES) for k in (
@@ -152,7 +152,8 @@ AffineGrid = register(OpDef(
             T("out", out=True, dtypes=GRID_DTYPES, match="theta", shape=_grid_out_shape("out", "theta"))),
     ranks=(3, 3), plan=_plan_affine_grid, group=GROUP,
     doc=f"theta (N, 2, 3) with size (N, C, H, W) → out (N, H, W, 2); theta (N, 3, 4) with size (N, C, D, H, W) → "
-        f"out (N, D, H, W, 3); out = theta·base, {_BASE_DOC}. FLOAT/FLOAT16/BF16, out has theta's dtype; N, (D,) H, "
+        f"out (N, D, H, W, 3); out = theta·base, {_BASE_DOC}. FLOAT/FLOAT16/BF16 (CANN's list) and DOUBLE (an aclnn-py "
+        f"extension, f64: the cuDNN face's DOUBLE grids), out has theta's dtype; N, (D,) H, "
         f"W in (0, 100000], size[0] = N. cuDNN's grid generator is align_corners = True."), globals())
 
 AffineGridBackward = register(OpDef(
