@@ -404,6 +404,50 @@ __global__ void grid_sampler_2d_bwd_grid(const T* __restrict__ gout, const T* __
   }
 }
 
+// input_grad contributions of output point (n, h, w) (gradient go[h, w]) to the plane ap of its (n, c),
+// element (y, x) at ap[y·sy + x·sx]: in a fixed order (bicubic's 16 taps, nearest's one, bilinear's 4),
+// shared by the per-plane kernel and the chunked two-pass one, so both give the same bits per point.
+template <typename T, typename A>
+__device__ __forceinline__ void scatter_point(const T* grid, const T* go, const GridGeo& g, long long n, long long h,
+                                              long long w, A* ap, long long sy, long long sx) {
+#define ACLNN_GS_ADD(yy, xx, v)                                              \
+  do {                                                                       \
+    if (inb((yy), (xx), g.IH, g.IW)) ap[(yy) * sy + (xx) * sx] += (v);       \
+  } while (0)
+  A gx, gy, mx, my;
+  grid_xy(grid, g, n, h, w, &gx, &gy);
+  const A gv = ld(go + h * g.out_s[2] + w * g.out_s[3]);
+  if (g.interp == kBicubic) {
+    const A ix = unnormalize(gx, g.IW, g.align, &mx), iy = unnormalize(gy, g.IH, g.align, &my);
+    const A fx = xfloor(ix), fy = xfloor(iy);
+    const long long x0 = static_cast<long long>(fx), y0 = static_cast<long long>(fy);
+    A xc[4], yc[4];
+    cubic_coeffs(xc, ix - fx);
+    cubic_coeffs(yc, iy - fy);
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {
+        const long long tx = static_cast<long long>(pad_coord(A(x0 - 1 + a), g.IW, g.padding, g.align));
+        const long long ty = static_cast<long long>(pad_coord(A(y0 - 1 + b), g.IH, g.padding, g.align));
+        ACLNN_GS_ADD(ty, tx, gv * xc[a] * yc[b]);
+      }
+    return;
+  }
+  const A ix = pad_coord(unnormalize(gx, g.IW, g.align, &mx), g.IW, g.padding, g.align);
+  const A iy = pad_coord(unnormalize(gy, g.IH, g.align, &my), g.IH, g.padding, g.align);
+  if (g.interp == kNearest) {
+    const long long xn = static_cast<long long>(xrint(ix)), yn = static_cast<long long>(xrint(iy));
+    ACLNN_GS_ADD(yn, xn, gv);
+    return;
+  }
+  const long long xw = static_cast<long long>(xfloor(ix)), yn = static_cast<long long>(xfloor(iy));
+  const long long xe = xw + 1, ys = yn + 1;
+  ACLNN_GS_ADD(yn, xw, (A(xe) - ix) * (A(ys) - iy) * gv);
+  ACLNN_GS_ADD(yn, xe, (ix - A(xw)) * (A(ys) - iy) * gv);
+  ACLNN_GS_ADD(ys, xw, (A(xe) - ix) * (iy - A(yn)) * gv);
+  ACLNN_GS_ADD(ys, xe, (ix - A(xw)) * (iy - A(yn)) * gv);
+#undef ACLNN_GS_ADD
+}
+
 // ---------------------------------------------------------------------------------------------
 // backward: input_grad (one thread per (n, c) plane; fixed order over the output points)
 // ---------------------------------------------------------------------------------------------
@@ -418,45 +462,8 @@ __global__ void grid_sampler_2d_bwd_input(const T* __restrict__ gout, const T* _
     for (long long y = 0; y < g.IH; ++y)
       for (long long x = 0; x < g.IW; ++x) ap[y * g.acc_s[2] + x * g.acc_s[3]] = A(0);
     const T* go = gout + n * g.out_s[0] + c * g.out_s[1];
-#define ACLNN_GS_ADD(yy, xx, v)                                                 \
-  do {                                                                          \
-    if (inb((yy), (xx), g.IH, g.IW)) ap[(yy) * g.acc_s[2] + (xx) * g.acc_s[3]] += (v); \
-  } while (0)
     for (long long h = 0; h < g.OH; ++h)
-      for (long long w = 0; w < g.OW; ++w) {
-        A gx, gy, mx, my;
-        grid_xy(grid, g, n, h, w, &gx, &gy);
-        const A gv = ld(go + h * g.out_s[2] + w * g.out_s[3]);
-        if (g.interp == kBicubic) {
-          const A ix = unnormalize(gx, g.IW, g.align, &mx), iy = unnormalize(gy, g.IH, g.align, &my);
-          const A fx = xfloor(ix), fy = xfloor(iy);
-          const long long x0 = static_cast<long long>(fx), y0 = static_cast<long long>(fy);
-          A xc[4], yc[4];
-          cubic_coeffs(xc, ix - fx);
-          cubic_coeffs(yc, iy - fy);
-          for (int a = 0; a < 4; ++a)
-            for (int b = 0; b < 4; ++b) {
-              const long long tx = static_cast<long long>(pad_coord(A(x0 - 1 + a), g.IW, g.padding, g.align));
-              const long long ty = static_cast<long long>(pad_coord(A(y0 - 1 + b), g.IH, g.padding, g.align));
-              ACLNN_GS_ADD(ty, tx, gv * xc[a] * yc[b]);
-            }
-          continue;
-        }
-        const A ix = pad_coord(unnormalize(gx, g.IW, g.align, &mx), g.IW, g.padding, g.align);
-        const A iy = pad_coord(unnormalize(gy, g.IH, g.align, &my), g.IH, g.padding, g.align);
-        if (g.interp == kNearest) {
-          const long long xn = static_cast<long long>(xrint(ix)), yn = static_cast<long long>(xrint(iy));
-          ACLNN_GS_ADD(yn, xn, gv);
-          continue;
-        }
-        const long long xw = static_cast<long long>(xfloor(ix)), yn = static_cast<long long>(xfloor(iy));
-        const long long xe = xw + 1, ys = yn + 1;
-        ACLNN_GS_ADD(yn, xw, (A(xe) - ix) * (A(ys) - iy) * gv);
-        ACLNN_GS_ADD(yn, xe, (ix - A(xw)) * (A(ys) - iy) * gv);
-        ACLNN_GS_ADD(ys, xw, (A(xe) - ix) * (iy - A(yn)) * gv);
-        ACLNN_GS_ADD(ys, xe, (ix - A(xw)) * (iy - A(yn)) * gv);
-      }
-#undef ACLNN_GS_ADD
+      for (long long w = 0; w < g.OW; ++w) scatter_point(grid, go, g, n, h, w, ap, g.acc_s[2], g.acc_s[3]);
     if (g.convert) {
       T* dp = din + n * g.din_s[0] + c * g.din_s[1];
       for (long long y = 0; y < g.IH; ++y)
@@ -484,45 +491,7 @@ __global__ void grid_sampler_2d_bwd_input_partial(const T* __restrict__ gout, co
     for (long long e = 0; e < plane; ++e) ap[e] = A(0);
     const T* go = gout + n * g.out_s[0] + c * g.out_s[1];
     const long long p0 = P * k / K, p1 = P * (k + 1) / K;
-#define ACLNN_GS_ADD(yy, xx, v)                                         \
-  do {                                                                  \
-    if (inb((yy), (xx), g.IH, g.IW)) ap[(yy) * g.IW + (xx)] += (v);     \
-  } while (0)
-    for (long long p = p0; p < p1; ++p) {
-      const long long h = p / g.OW, w = p % g.OW;
-      A gx, gy, mx, my;
-      grid_xy(grid, g, n, h, w, &gx, &gy);
-      const A gv = ld(go + h * g.out_s[2] + w * g.out_s[3]);
-      if (g.interp == kBicubic) {
-        const A ix = unnormalize(gx, g.IW, g.align, &mx), iy = unnormalize(gy, g.IH, g.align, &my);
-        const A fx = xfloor(ix), fy = xfloor(iy);
-        const long long x0 = static_cast<long long>(fx), y0 = static_cast<long long>(fy);
-        A xc[4], yc[4];
-        cubic_coeffs(xc, ix - fx);
-        cubic_coeffs(yc, iy - fy);
-        for (int a = 0; a < 4; ++a)
-          for (int b = 0; b < 4; ++b) {
-            const long long tx = static_cast<long long>(pad_coord(A(x0 - 1 + a), g.IW, g.padding, g.align));
-            const long long ty = static_cast<long long>(pad_coord(A(y0 - 1 + b), g.IH, g.padding, g.align));
-            ACLNN_GS_ADD(ty, tx, gv * xc[a] * yc[b]);
-          }
-        continue;
-      }
-      const A ix = pad_coord(unnormalize(gx, g.IW, g.align, &mx), g.IW, g.padding, g.align);
-      const A iy = pad_coord(unnormalize(gy, g.IH, g.align, &my), g.IH, g.padding, g.align);
-      if (g.interp == kNearest) {
-        const long long xn = static_cast<long long>(xrint(ix)), yn = static_cast<long long>(xrint(iy));
-        ACLNN_GS_ADD(yn, xn, gv);
-        continue;
-      }
-      const long long xw = static_cast<long long>(xfloor(ix)), yn = static_cast<long long>(xfloor(iy));
-      const long long xe = xw + 1, ys = yn + 1;
-      ACLNN_GS_ADD(yn, xw, (A(xe) - ix) * (A(ys) - iy) * gv);
-      ACLNN_GS_ADD(yn, xe, (ix - A(xw)) * (A(ys) - iy) * gv);
-      ACLNN_GS_ADD(ys, xw, (A(xe) - ix) * (iy - A(yn)) * gv);
-      ACLNN_GS_ADD(ys, xe, (ix - A(xw)) * (iy - A(yn)) * gv);
-    }
-#undef ACLNN_GS_ADD
+    for (long long p = p0; p < p1; ++p) scatter_point(grid, go, g, n, p / g.OW, p % g.OW, ap, g.IW, 1LL);
   }
 }
 

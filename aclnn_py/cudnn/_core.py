@@ -395,7 +395,9 @@ class Call:
     def op(*call_and_name, **args):
         self, name = call_and_name            # (positional only: an op may have an argument named `self`)
         reg = REGISTRY[name]
-        ws, ex, ret = reg.get_workspace_size(**args)
+        # positional, in the op's order: phase 1's plan-cache fast path (a training loop re-plans nothing)
+        ws, ex, ret = reg.get_workspace_size(*[args.pop(p.name, None) for p in reg.opdef.params])
+        assert not args, f"aclnn{name} has no argument(s) {sorted(args)}"      # a bug in the face, not input
         if ret != 0:
             self.steps.clear()            # plans never run are simply dropped (not repeatable)
             raise CudnnFail(from_aclnn(ret), f"aclnn{name} refused the arguments: {_last_message(ret)}")

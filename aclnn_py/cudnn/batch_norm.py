@@ -193,9 +193,8 @@ def _reserve_tensor(need: int, addr, size) -> object:
 
 # forward training ---------------------------------------------------------------------------------
 
-def _forward_training(*, handle, per_act, bn_ops, alpha, beta, xDesc, x, zDesc, z, yDesc, y, sbDesc, scale, bias,
-                      factor, running_mean, running_var, epsilon, save_mean, save_inv, activationDesc, workspace,
-                      ws_size, reserve, rs_size, mvDesc=None, names=("bnScaleBiasMeanVarDesc", "bnScale", "bnBias")):
+def _forward_args(handle, per_act, alpha, beta, xDesc, x, yDesc, y, sbDesc, mvDesc, scale, bias, names):
+    """The arguments every forward (training and inference) checks the same way, in cuDNN's order."""
     h = handle_of(handle)
     a, b = number(alpha, "alpha"), number(beta, "beta")
     xd, yd = _data(xDesc, "xDesc"), _data(yDesc, "yDesc")
@@ -204,7 +203,14 @@ def _forward_training(*, handle, per_act, bn_ops, alpha, beta, xDesc, x, zDesc, 
     g = _Geometry(xd, per_act)
     sbd = g.param(sbDesc, names[0], xd.dtype)
     mvd = sbd if mvDesc is None else g.param(mvDesc, "normMeanVarDesc", xd.dtype)
-    sp, bp = pointer(scale, names[1]), pointer(bias, names[2])
+    return h, a, b, xd, yd, xp, yp, g, sbd, mvd, pointer(scale, names[1]), pointer(bias, names[2])
+
+
+def _forward_training(*, handle, per_act, bn_ops, alpha, beta, xDesc, x, zDesc, z, yDesc, y, sbDesc, scale, bias,
+                      factor, running_mean, running_var, epsilon, save_mean, save_inv, activationDesc, workspace,
+                      ws_size, reserve, rs_size, mvDesc=None, names=("bnScaleBiasMeanVarDesc", "bnScale", "bnBias")):
+    h, a, b, xd, yd, xp, yp, g, sbd, mvd, sp, bp = _forward_args(handle, per_act, alpha, beta, xDesc, x, yDesc, y,
+                                                                 sbDesc, mvDesc, scale, bias, names)
     f = finite_double(factor, "exponentialAverageFactor")
     rm, rv = pointer(running_mean, "resultRunningMean", False), pointer(running_var, "resultRunningVariance", False)
     _both_or_neither(rm, "resultRunningMean", rv, "resultRunningVariance")
@@ -369,15 +375,8 @@ def cudnnBatchNormalizationBackwardEx(handle, mode, bnOps, alphaDataDiff, betaDa
 
 def _inference(*, handle, per_act, alpha, beta, xDesc, x, yDesc, y, sbDesc, scale, bias, mvDesc, mean, var, epsilon,
                names=("bnScaleBiasMeanVarDesc", "bnScale", "bnBias", "estimatedMean", "estimatedVariance")):
-    h = handle_of(handle)
-    a, b = number(alpha, "alpha"), number(beta, "beta")
-    xd, yd = _data(xDesc, "xDesc"), _data(yDesc, "yDesc")
-    _same(xd, "xDesc", yd, "yDesc")
-    xp, yp = pointer(x, "x"), pointer(y, "y")
-    g = _Geometry(xd, per_act)
-    sbd = g.param(sbDesc, names[0], xd.dtype)
-    mvd = sbd if mvDesc is None else g.param(mvDesc, "normMeanVarDesc", xd.dtype)
-    sp, bp = pointer(scale, names[1]), pointer(bias, names[2])
+    h, a, b, xd, yd, xp, yp, g, sbd, mvd, sp, bp = _forward_args(handle, per_act, alpha, beta, xDesc, x, yDesc, y,
+                                                                 sbDesc, mvDesc, scale, bias, names)
     mp, vp = pointer(mean, names[3]), pointer(var, names[4])
     eps = _epsilon(epsilon)
     call = Call(h)

@@ -126,45 +126,38 @@ def _pair(a_desc, a_name, b_desc, b_name):
     return a, b
 
 
-def _reserve(reserveSpace, reserveSpaceSizeInBytes, numel):
+def _call(handle, dropoutDesc, in_desc, inp, out_desc, out, reserveSpace, reserveSpaceSizeInBytes, names):
+    """The checks forward and backward share: (handle, descriptor, in/out tensors, mask tensor)."""
+    h = handle_of(handle)
+    d = desc_of(dropoutDesc, DropoutDesc, "dropoutDesc")
+    ind, outd = _pair(in_desc, names[0], out_desc, names[2])
+    ip, op = pointer(inp, names[1]), pointer(out, names[3])
+    if ip == op and ind.strides != outd.strides:
+        bad(f"in place ({names[3]} == {names[1]}) needs identical {names[0]} and {names[2]} strides")
+    if d.states is None:
+        bad("dropoutDesc has no states: call cudnnSetDropoutDescriptor with a states buffer first")
     rp = pointer(reserveSpace, "reserveSpace")
     size = size_arg(reserveSpaceSizeInBytes, "reserveSpaceSizeInBytes")
-    need = mask_bytes(numel)
+    need = mask_bytes(ind.numel)
     if size < need:
         bad(f"reserveSpaceSizeInBytes = {size} is smaller than cudnnDropoutGetReserveSpaceSize ({need})")
-    return bytes_tensor(rp, need)
+    return Call(h), d, tensor(ind, ip), tensor(outd, op), bytes_tensor(rp, need)
 
 
 @api()
 def cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes):
-    h = handle_of(handle)
-    d = desc_of(dropoutDesc, DropoutDesc, "dropoutDesc")
-    xd, yd = _pair(xdesc, "xdesc", ydesc, "ydesc")
-    xp, yp = pointer(x, "x"), pointer(y, "y")
-    if xp == yp and xd.strides != yd.strides:
-        bad("in place (y == x) needs identical xdesc and ydesc strides")
-    if d.states is None:
-        bad("dropoutDesc has no states: call cudnnSetDropoutDescriptor with a states buffer first")
-    R = _reserve(reserveSpace, reserveSpaceSizeInBytes, xd.numel)
-    call = Call(h)
+    call, d, X, Y, R = _call(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes,
+                             ("xdesc", "x", "ydesc", "y"))
     states = bytes_tensor(d.states, STATE_BYTES)
-    call.op("pyDropoutStateful", input=tensor(xd, xp), states=states, p=d.dropout, out=tensor(yd, yp), mask=R)
+    call.op("pyDropoutStateful", input=X, states=states, p=d.dropout, out=Y, mask=R)
     call.op("pyDropoutStateAdvance", states=states)
     return call.run()
 
 
 @api()
 def cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes):
-    h = handle_of(handle)
-    d = desc_of(dropoutDesc, DropoutDesc, "dropoutDesc")
-    dyd, dxd = _pair(dydesc, "dydesc", dxdesc, "dxdesc")
-    dyp, dxp = pointer(dy, "dy"), pointer(dx, "dx")
-    if dyp == dxp and dyd.strides != dxd.strides:
-        bad("in place (dx == dy) needs identical dydesc and dxdesc strides")
-    if d.states is None:
-        bad("dropoutDesc has no states: call cudnnSetDropoutDescriptor with a states buffer first")
-    R = _reserve(reserveSpace, reserveSpaceSizeInBytes, dyd.numel)
+    call, d, DY, DX, R = _call(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes,
+                               ("dydesc", "dy", "dxdesc", "dx"))
     scale = 0.0 if d.dropout >= 1.0 else 1.0 / (1.0 - d.dropout)
-    call = Call(h)
-    call.op("DropoutBackward", grad_output=tensor(dyd, dyp), mask=R, scale=scale, out=tensor(dxd, dxp))
+    call.op("DropoutBackward", grad_output=DY, mask=R, scale=scale, out=DX)
     return call.run()
