@@ -331,7 +331,18 @@ def test_name_expressions_cover_every_kernel():
     assert sum("double" in n for n in NAMES) == 19
 
 
-def test_plan_is_pure_and_bounded():
+@pytest.fixture(autouse=True, params=["host", "gpu"])
+def profile(request):
+    """Every kernel test runs the host emulator's launch profile (one warp per block, few blocks)
+    and the GPU's (256 threads per block, occupancy-sized grids): the same kernels must be right
+    for both, and on the emulator only a forced profile exercises the GPU's."""
+    plan.force_profile(request.param)
+    yield request.param
+    plan.force_profile(None)
+
+
+def test_plan_is_pure_and_bounded(profile):
+    threads = plan.HOST_THREADS if profile == "host" else plan.THREADS
     for N, C, S in [(1, 1, 1), (256, 64, 3136), (32, 2048, 49), (1, 3, 10 ** 6), (8, 100000, 1)]:
         for cl in LAYOUTS:
             a = plan.plan_reduction(N, C, S, cl)
@@ -339,9 +350,9 @@ def test_plan_is_pure_and_bounded():
             grid, block, splits, wsf = a
             assert grid[1] == splits and 1 <= splits <= 65535
             assert wsf == 3 * splits * C + C
-            assert block[0] * block[1] == 256 and block[2] == 1
+            assert block[0] * block[1] == threads and block[2] == 1
             eg, eb = plan.plan_elementwise(N, C, S, cl)
-            assert eb[0] * eb[1] == 256 and 1 <= eg[0] and 1 <= eg[1] <= 65535
+            assert eb[0] * eb[1] == threads and 1 <= eg[0] and 1 <= eg[1] <= 65535
     assert plan.ncx_geometry(5000) == (2528, 2) and plan.ncx_geometry(49) == (64, 1)
     assert plan.reserve_mask_words(2, 37, 5, True) == 2 * 5 * 2
     assert plan.reserve_mask_words(2, 37, 5, False) == 2 * 37 * 1

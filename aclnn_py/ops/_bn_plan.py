@@ -30,22 +30,51 @@ FINALIZE_WARPS = 8       # finalize kernels: one warp per channel, 8 warps per b
 PER_CHANNEL_MAX_BLOCKS = 1024
 
 
+# On the host CUDA emulator a block's threads run one after another on one of a few pool threads
+# (at most 8), as fibers wherever the kernel may reach a barrier or a warp collective: every CUDA
+# thread costs a fixed setup, and every lane of a warp collective costs a fiber switch. The host
+# profile launches the same kernels with one warp per block and a few dozen reduction blocks, so
+# each thread walks long runs of memory and the block-level combines are rare; a GPU gets the
+# occupancy-sized profile. Constants, not the CPU count, so the host's results are the same bits on
+# every machine (a different split count or block size only changes the fixed merge order's
+# rounding); phase 1 and phase 2 always agree because both read the same profile.
+HOST_THREADS = 32        # one warp per block (the kernels' combines need whole warps)
 HOST_TARGET_BLOCKS = 16  # reductions on the host emulator (a few blocks per pool thread)
+HOST_ELEM_MAX_BLOCKS = 256   # elementwise on the host: each thread walks many steps (a block's footprint stays in L2)
+
+_FORCED: str | None = None  # "gpu" / "host": tests run the other profile's plans on the emulator
+
+
+def force_profile(name: str | None) -> None:
+    """Use the ``"gpu"`` or ``"host"`` launch profile whatever the backend (None: follow the backend).
+    For tests that run the GPU's plans on the emulator; callers must drop cached plans."""
+    global _FORCED
+    if name not in (None, "gpu", "host"):
+        raise ValueError(f"unknown launch profile {name!r}")
+    _FORCED = name
+
+
+def _on_host() -> bool:
+    if _FORCED is not None:
+        return _FORCED == "host"
+    try:
+        from ..backends import get_backend
+        return get_backend().name == "host"
+    except Exception:
+        return False
+
+
+def _threads() -> int:
+    return HOST_THREADS if _on_host() else THREADS
 
 
 def _target_blocks() -> int:
-    """Reduction blocks to aim for. On a GPU: TARGET_BLOCKS. On the host CUDA emulator each block's
-    threads run as fibers on one of a few pool threads (at most 8), and every block pays a fixed
-    block-level combine (warp shuffles + barriers): aim for HOST_TARGET_BLOCKS. A constant, not the
-    CPU count, so the host's results are the same bits on every machine (a split count different
-    from the GPU's changes only the fixed merge order's rounding); phase 1 and phase 2 agree."""
-    try:
-        from ..backends import get_backend
-        if get_backend().name == "host":
-            return HOST_TARGET_BLOCKS
-    except Exception:
-        pass
-    return TARGET_BLOCKS
+    """Reduction blocks to aim for: TARGET_BLOCKS on a GPU, HOST_TARGET_BLOCKS on the emulator."""
+    return HOST_TARGET_BLOCKS if _on_host() else TARGET_BLOCKS
+
+
+def _elem_max_blocks() -> int:
+    return HOST_ELEM_MAX_BLOCKS if _on_host() else ELEM_MAX_BLOCKS
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -74,15 +103,22 @@ def ncx_geometry(S: int) -> tuple[int, int]:
 
 def ncx_block(S: int) -> tuple[int, int, int]:
     """(tx, ty, 1): tx threads along a tile (power of two, 4..256), ty tiles side by side."""
-    seglen, _ = ncx_geometry(S)
+    seglen, segs = ncx_geometry(S)
+    if _on_host():
+        # 4 threads per tile: each thread's 16-byte columns stay within one L1-sized tile. Planes cut
+        # into segments of different lengths need whole warps along a tile (the fused forward's mask
+        # writer runs warp collectives once per step, so a warp's rows must take the same steps).
+        tx = 4 if segs == 1 else HOST_THREADS
+        return tx, HOST_THREADS // tx, 1
     tx = min(THREADS, max(4, _next_pow2(_cdiv(min(seglen, S), EPT))))
     return tx, THREADS // tx, 1
 
 
 def nxc_block(C: int) -> tuple[int, int, int]:
     """(cx, cy, 1): cx threads along C (4 channels each, power of two, 1..32), cy rows."""
+    threads = _threads()
     cx = min(32, _next_pow2(_cdiv(C, CPT)))
-    return cx, THREADS // cx, 1
+    return cx, threads // cx, 1
 
 
 def plan_reduction(N: int, C: int, S: int, channels_last: bool):
@@ -131,11 +167,11 @@ def plan_elementwise(N: int, C: int, S: int, channels_last: bool):
     if not channels_last:
         block = ncx_block(S)
         _, segs = ncx_geometry(S)
-        return (min(_cdiv(N * C * segs, block[1]), ELEM_MAX_BLOCKS), 1, 1), block
+        return (min(_cdiv(N * C * segs, block[1]), _elem_max_blocks()), 1, 1), block
     block = nxc_block(C)
     cx, cy, _ = block
     gx = _cdiv(C, CPT * cx)
-    gy = min(_cdiv(N * S, RPT * cy), max(1, _cdiv(ELEM_MAX_BLOCKS, gx)), MAX_GRID_Y)
+    gy = min(_cdiv(N * S, RPT * cy), max(1, _cdiv(_elem_max_blocks(), gx)), MAX_GRID_Y)
     return (gx, gy, 1), block
 
 

@@ -886,19 +886,44 @@ static void thread_exit(Fiber* f) {
     if (ex.L->coop) grid_thread_exit(*ex.L);
 }
 
-static void fiber_main(void* arg) {
-    Fiber* f = static_cast<Fiber*>(arg);
+// A fiber runs CUDA threads until one of them has to wait. When its thread exits and the next
+// thread of the block has not started yet, the same stack runs that thread at once: the untouched
+// stack parked in the next slot moves to the finished slot, so a kernel that (for this
+// instantiation, these arguments, this block) never reaches a barrier or a warp collective costs
+// no context switch per thread. The static scan can only say "may synchronise" per kernel name;
+// this makes the price of that answer depend on what the threads really do.
+static inline Fiber* take_over_next(Executor& ex, Fiber* f) {
+    const unsigned nx = f->linear + 1;
+    if (nx >= ex.nthreads || ex.aborted) return nullptr;
+    Fiber* n = &ex.fibers[nx];
+    if (!(n->parked && n->state == ST_READY)) return nullptr;  // started already (waits or ran)
+    std::swap(f->map, n->map);
+    std::swap(f->map_len, n->map_len);
+    fiber_reset(*f);  // f's slot now holds the parked stack (its thread has exited)
+    n->parked = false;
+    tls.cur = n;
+    tls.tid = n->tid;
+    return n;
+}
+
+static void fiber_main(void*) {
     for (;;) {
-        f->parked = false;
-        Launch* L = tls.L;
-        bool escaped = false;
-        try {
-            L->thread_fn(L->args);
-        } catch (...) {
-            escaped = true;
+        Fiber* f = tls.cur;  // whoever switched to this stack set tls.cur / tls.tid
+        for (;;) {
+            f->parked = false;
+            Launch* L = tls.L;
+            bool escaped = false;
+            try {
+                L->thread_fn(L->args);
+            } catch (...) {
+                escaped = true;
+            }
+            if (escaped) fail("a C++ exception escaped the kernel in thread (%u,%u,%u)", f->tid.x, f->tid.y, f->tid.z);
+            thread_exit(f);
+            Fiber* n = take_over_next(*tls.ex, f);
+            if (!n) break;
+            f = n;
         }
-        if (escaped) fail("a C++ exception escaped the kernel in thread (%u,%u,%u)", f->tid.x, f->tid.y, f->tid.z);
-        thread_exit(f);
         f->parked = true;
         ctx_swap(&f->ctx, &tls.ex->sched);
     }
@@ -1335,7 +1360,9 @@ static void run_grid(Launch& L) {
     }
     unsigned nthr = pool_threads();
     if (L.nblocks < nthr) nthr = static_cast<unsigned>(L.nblocks);
-    const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 2048;
+    // Waking the pool costs tens of microseconds: small grids run on the calling thread. Thread count
+    // is the proxy for work (512: e.g. 16 one-warp blocks whose threads walk long loops).
+    const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 512;
     Pool& p = g_pool;
     if (!parallel || pthread_mutex_trylock(&p.launch_m) != 0) {
         run_blocks(L);

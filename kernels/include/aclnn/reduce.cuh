@@ -77,7 +77,8 @@ __device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&
     }
   }
   if (cnt == 0) return;
-  const F inv = F(1) / static_cast<F>(cnt);
+  // a full chunk (the common case) divides by the constant K: folded at compile time, same bits
+  const F inv = cnt == K ? F(1) / static_cast<F>(K) : F(1) / static_cast<F>(cnt);
   const F cm = s * inv;
   F q = F(0), e = F(0);
 #pragma unroll
