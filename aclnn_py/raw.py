@@ -42,7 +42,9 @@ def __getattr__(name):
 
 
 def _dim3(v) -> tuple[int, int, int]:
-    t = (v,) if isinstance(v, int) else tuple(int(x) for x in v)
+    if type(v) is int:
+        return (v, 1, 1)
+    t = tuple(map(int, v))
     if not 1 <= len(t) <= 3:
         raise ValueError(f"grid/block must have 1 to 3 dimensions, got {v!r}")
     return t + (1,) * (3 - len(t))
@@ -168,12 +170,13 @@ class RawKernel:
             if stream is None:
                 s.wait_idle()
             return
-        backend.launch(self.kernel, grid3, block3, tuple(args), int(shared_mem), s)
         if stream is None and backend.name == "host":
             # The default stream on the emulator completes a launch before returning, so code ported
             # from CuPy may read its results at once; explicit streams stay asynchronous. A failure is
             # still reported by the next synchronize, as on a GPU.
-            s.wait_idle()
+            backend.launch(self.kernel, grid3, block3, tuple(args), int(shared_mem), s, wait=True)
+        else:
+            backend.launch(self.kernel, grid3, block3, tuple(args), int(shared_mem), s)
 
 
 def _pointers(args) -> tuple:

@@ -32,8 +32,10 @@
 // Exact in-place (same pointer) works for the elementwise kernels (y = x or z; dx = dy or x;
 // dz = dy): every element is read, then written, by one thread and never read again. Partial
 // overlaps are not supported. Nothing needs zeroing beforehand.
-// Every data kernel must be launched with the plan's block (256 threads): the NCX mask writer
-// relies on the plan's tx (power of two >= 4, >= 128 when a plane has several segments).
+// Every data kernel must be launched with a block of the plan (256 threads on a GPU, one warp on
+// the host emulator, whole warps in any case): the NCX mask writer relies on the plan's tx (power of
+// two >= 4, and >= 32 when a plane has several segments, so a warp never spans tiles of different
+// lengths).
 //
 // ================================================================================================
 // KERNELS (name expressions: first line; grid/block from _bn_plan)
@@ -133,6 +135,8 @@
 //   NXC: block (cx, cy) = (min(32, next_pow2(ceil(C/4))), 256/cx), grid (ceil(C/(4cx)), s):
 //        s = min(ceil(1056/gx), ceil(N*S/(4*cy)), ceil(N*S*min(C, 4cx)/8192))
 //   then s = min(65535, max(s, 1, ceil(N*S / 2^30))) (per-split counts stay below 2^31).
+//   Host emulator profile (_bn_plan): 32-thread blocks, NCX tx = 4 (32 with several segments),
+//   1056 -> 16 reduction blocks, elementwise grids of at most 256 blocks.
 //   NCX planes are cut into segs = ceil(S/seglen) tiles, seglen = round_up(ceil(S/ceil(S/4096)), 32).
 // Reserve mask (uint32 words, bit b of word w = bit w*32 + b), rows padded to whole words:
 //   NCX: words = N*C*ceil(S/32);  (n,c,s) -> word (n*C + c)*ceil(S/32) + s/32, bit s%32
@@ -166,7 +170,7 @@ namespace bnk {
 using aclnn::Welford;
 using aclnn::kFullMask;
 
-constexpr int kMaxThreads = 256;  // every data kernel runs with exactly the plan's block (<= 256)
+constexpr int kMaxThreads = 256;  // every data kernel runs with the plan's block (<= 256, whole warps)
 constexpr int kEPT = 16;          // NCX: elements per thread per step
 constexpr int kSeg = 4096;        // NCX: longest tile (segment of one (n, c) plane)
 constexpr int kCPT = 4;           // NXC: channels per thread

@@ -101,6 +101,20 @@ def _check_enabled() -> bool:
     return os.environ.get("ACLNN_PY_HCCL_CHECK", "1") != "0"
 
 
+_PREDEFINED = None
+
+
+def _predefined(MPI):
+    """(HcclDataType -> MPI datatype, HcclReduceOp -> MPI op), built once."""
+    global _PREDEFINED
+    if _PREDEFINED is None:
+        _PREDEFINED = ({0: MPI.INT8_T, 1: MPI.INT16_T, 2: MPI.INT32_T, 3: MPI.UINT16_T, 4: MPI.FLOAT, 5: MPI.INT64_T,
+                        6: MPI.UINT64_T, 7: MPI.UINT8_T, 8: MPI.UINT16_T, 9: MPI.UINT32_T, 10: MPI.DOUBLE,
+                        11: MPI.UINT16_T},
+                       {0: MPI.SUM, 1: MPI.PROD, 2: MPI.MAX, 3: MPI.MIN})
+    return _PREDEFINED
+
+
 class CollectiveError(RuntimeError):
     """Raised on the stream worker: the stream keeps it for its next synchronize."""
 
@@ -215,8 +229,8 @@ class MpiEngine:
             seq = c.seq
             c.seq += 1
             c.pending += 1
-        sig = np.array([int(valid), KINDS[api], args.get("count", 0), args.get("dtype", -1), args.get("op", -1),
-                        args.get("root", -1), seq], np.int64)
+        sig = [int(valid), KINDS[api], args.get("count", 0), args.get("dtype", -1), args.get("op", -1),
+               args.get("root", -1), seq]
 
         def task():
             try:
@@ -239,16 +253,18 @@ class MpiEngine:
         MPI = _MPI
         deadline = time.monotonic() + exec_timeout()
         if _check_enabled() or not valid:
-            both = np.concatenate([sig, -sig])
-            out = np.empty_like(both)
+            # (plain lists and one small array: this round trip is on every collective's path)
+            both = np.array(sig + [-v for v in sig], np.int64)
+            out = np.empty(14, np.int64)
             err = self._poll(c.comm.Iallreduce(both, out, op=MPI.MAX), c, deadline, api)
             if err is not None:
                 raise c.break_(err)
-            hi, lo = out[:7], -out[7:]
+            o = out.tolist()
+            hi, lo = o[:7], [-v for v in o[7:]]
             if not valid:
                 return
-            if (hi != lo).any():
-                i = int(np.nonzero(hi != lo)[0][0])
+            if hi != lo:
+                i = next(k for k in range(7) if hi[k] != lo[k])
                 if i == 0:
                     msg = f"{api} #{sig[6]}: another rank passed invalid arguments to its matching call"
                 else:
@@ -313,13 +329,11 @@ class MpiEngine:
                     b[...] = fn(a.astype(np.float32), b.astype(np.float32)).astype(np_t)
                 o = self._ops[key] = MPI.Op.Create(reduce, commute=True)
             return o
-        return {0: MPI.SUM, 1: MPI.PROD, 2: MPI.MAX, 3: MPI.MIN}[op]
+        return _predefined(MPI)[1][op]
 
     @staticmethod
     def _type(MPI, dtype: int):
-        return {0: MPI.INT8_T, 1: MPI.INT16_T, 2: MPI.INT32_T, 3: MPI.UINT16_T, 4: MPI.FLOAT, 5: MPI.INT64_T,
-                6: MPI.UINT64_T, 7: MPI.UINT8_T, 8: MPI.UINT16_T, 9: MPI.UINT32_T, 10: MPI.DOUBLE,
-                11: MPI.UINT16_T}[dtype]
+        return _predefined(MPI)[0][dtype]
 
     def _start(self, MPI, c: MpiComm, api: str, a):
         if api == "HcclBarrier":
