@@ -51,7 +51,8 @@
 // (1b) bn_stats_finalize<P>(const A* ws, ll splits, ll C, A eps, A momentum,
 //        const P* weight?, const P* bias?, P* save_mean?, P* save_invstd?, P* running_mean?,
 //        P* running_var?, A* mean_f?, A* scale_f?, A* shift_f?)
-//        grid/block = plan_finalize(C) (one warp per channel). Combines the splits in f64 in a
+//        grid/block = plan_finalize(C) (G lanes per channel: a warp on a GPU, one thread on the
+//        host emulator). Combines the splits in f64 in a
 //        fixed order: mean = K + mean', var = M2/n (biased), invstd = 1/sqrt(var + eps)
 //        (0 when var == 0 and eps == 0, as PyTorch's InvStd). running_mean = (1-m)*rm + m*mean;
 //        running_var = (1-m)*rv + m*var*n/(n-1) (unbiased; n == 1 gives 0*inf = NaN, the
@@ -257,6 +258,19 @@ struct TileWalk {
     if (c >= channels) c -= channels;
   }
 };
+
+// NXC rows are walked in chunks of `rpc` rows; block y takes a contiguous range of chunks, so each
+// thread walks memory forward (a GPU does not mind; on the host emulator, where a block's threads
+// run one after another, a forward walk is what the CPU's prefetchers follow).
+struct ChunkRange {
+  long long begin, end;
+};
+__device__ __forceinline__ ChunkRange chunk_range(long long R, long long rpc) {
+  const long long chunks = (R + rpc - 1) / rpc;
+  const long long per = (chunks + gridDim.y - 1) / gridDim.y;
+  const long long b = static_cast<long long>(blockIdx.y) * per;
+  return ChunkRange{b, lmin(chunks, b + per)};
+}
 
 __device__ __forceinline__ int lane_id() {
   return static_cast<int>((threadIdx.x + blockDim.x * threadIdx.y) & 31u);
@@ -609,7 +623,8 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
   const int cy = blockDim.y, y = threadIdx.y;
   const long long rpc = static_cast<long long>(cy) * kRPT;
   const long long cleft = C - c0;
-  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
+  const ChunkRange cr = chunk_range(R, rpc);
+  for (long long ch = cr.begin; ch < cr.end; ++ch) {
     acc_t<T> f[kRPT][kCPT];
     bool ok[kRPT];
 #pragma unroll
@@ -706,22 +721,25 @@ __global__ void bn_stats_finalize(const bnk::acc_t<P>* __restrict__ ws, long lon
                                   P* running_mean, P* running_var, bnk::acc_t<P>* __restrict__ mean_f,
                                   bnk::acc_t<P>* __restrict__ scale_f, bnk::acc_t<P>* __restrict__ shift_f) {
   using A = bnk::acc_t<P>;
-  const int lane = threadIdx.x & 31;
-  const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  if (c >= C) return;  // whole warp leaves together
+  // block (G, W): W channels, G lanes each (G = 32, a warp per channel, on a GPU; 1 on the host)
+  const int lane = threadIdx.x, G = blockDim.x;
+  const long long c = static_cast<long long>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (c >= C) return;  // a channel's lanes leave together (G = 32: a whole warp)
+  // lanes at or beyond `splits` hold nothing: those shuffle rounds are skipped (G = 1: none at all)
+  const int active = splits < G ? static_cast<int>(splits) : G;
   const A* ws_mean = ws;
   const A* ws_m2 = ws + splits * C;
   const int* ws_n = reinterpret_cast<const int*>(ws + 2 * splits * C);
   const A* ws_K = ws + 3 * splits * C;
   aclnn::Welford<double, long long> w{0.0, 0.0, 0};
-  for (long long s = lane; s < splits; s += 32) {
+  for (long long s = lane; s < splits; s += G) {
     aclnn::Welford<double, long long> b;
     b.mean = ws_mean[s * C + c];
     b.m2 = ws_m2[s * C + c];
     b.n = ws_n[s * C + c];
     w = aclnn::welford_merge(w, b);
   }
-  w = aclnn::warp_welford(w);
+  w = aclnn::warp_welford(w, active);
   if (lane != 0) return;
   const double n = static_cast<double>(w.n);
   const double mean = static_cast<double>(ws_K[c]) + w.mean;
@@ -865,7 +883,8 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
   const long long R = N * S;
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
-  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {  // block-uniform
+  const ChunkRange cr = chunk_range(R, rpc);
+  for (long long ch = cr.begin; ch < cr.end; ++ch) {  // block-uniform
     A f[RP][kCPT];
     bool ok[RP];
 #pragma unroll
@@ -1004,7 +1023,8 @@ __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T*
   const long long rpc = static_cast<long long>(cy) * RP;
   const long long cleft = C - c0;
   const long long W = (C + 31) / 32;
-  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
+  const ChunkRange cr = chunk_range(R, rpc);
+  for (long long ch = cr.begin; ch < cr.end; ++ch) {
     A d[RP][kCPT], v[RP][kCPT];
     bool ok[RP];
 #pragma unroll
@@ -1101,16 +1121,19 @@ __global__ void bn_bwd_reduce_finalize(const bnk::acc_t<P>* __restrict__ ws, lon
                                        P* __restrict__ grad_bias, bnk::acc_t<P>* __restrict__ a_f,
                                        bnk::acc_t<P>* __restrict__ k_f, bnk::acc_t<P>* __restrict__ g_f) {
   using A = bnk::acc_t<P>;
-  const int lane = threadIdx.x & 31;
-  const long long c = static_cast<long long>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  if (c >= C) return;  // whole warp leaves together
+  // block (G, W): W channels, G lanes each (G = 32, a warp per channel, on a GPU; 1 on the host)
+  const int lane = threadIdx.x, G = blockDim.x;
+  const long long c = static_cast<long long>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (c >= C) return;  // a channel's lanes leave together (G = 32: a whole warp)
+  // lanes at or beyond `splits` hold nothing: those shuffle rounds are skipped (G = 1: none at all)
+  const int active = splits < G ? static_cast<int>(splits) : G;
   double a = 0.0, b = 0.0;
-  for (long long s = lane; s < splits; s += 32) {
+  for (long long s = lane; s < splits; s += G) {
     a += static_cast<double>(ws[s * C + c]);
     b += static_cast<double>(ws[(splits + s) * C + c]);
   }
-  a = aclnn::warp_sum(a);
-  b = aclnn::warp_sum(b);
+  a = aclnn::warp_sum(a, active);
+  b = aclnn::warp_sum(b, active);
   if (lane != 0) return;
   const double invstd = invstd_f ? static_cast<double>(invstd_f[c]) : 1.0;
   const double wv = w_f ? static_cast<double>(w_f[c]) : 1.0;
@@ -1238,7 +1261,8 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
   const long long R = N * S;
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
-  for (long long ch = blockIdx.y; ch * rpc < R; ch += gridDim.y) {
+  const ChunkRange cr = chunk_range(R, rpc);
+  for (long long ch = cr.begin; ch < cr.end; ++ch) {
     A d[RP][kCPT], v[RP][kCPT];
     bool ok[RP];
 #pragma unroll

@@ -39,7 +39,7 @@ PER_CHANNEL_MAX_BLOCKS = 1024
 # every machine (a different split count or block size only changes the fixed merge order's
 # rounding); phase 1 and phase 2 always agree because both read the same profile.
 HOST_THREADS = 32        # one warp per block (the kernels' combines need whole warps)
-HOST_TARGET_BLOCKS = 16  # reductions on the host emulator (a few blocks per pool thread)
+HOST_TARGET_BLOCKS = 4   # reductions on the host emulator (a few blocks per pool thread, few finalize rounds)
 HOST_ELEM_MAX_BLOCKS = 256   # elementwise on the host: each thread walks many steps (a block's footprint stays in L2)
 
 _FORCED: str | None = None  # "gpu" / "host": tests run the other profile's plans on the emulator
@@ -176,8 +176,12 @@ def plan_elementwise(N: int, C: int, S: int, channels_last: bool):
 
 
 def plan_finalize(C: int):
-    """``bn_stats_finalize`` / ``bn_bwd_reduce_finalize``: one warp per channel."""
-    return (_cdiv(int(C), FINALIZE_WARPS), 1, 1), (32 * FINALIZE_WARPS, 1, 1)
+    """``bn_stats_finalize`` / ``bn_bwd_reduce_finalize``: block (G, W, 1) = W channels of G lanes.
+    A GPU gives each channel a warp (G = 32, W = 8); the host one thread (G = 1, W = 32: with the host's
+    few splits a warp per channel would be 31 idle lanes and a fiber switch per shuffle)."""
+    if _on_host():
+        return (_cdiv(int(C), HOST_THREADS), 1, 1), (1, HOST_THREADS, 1)
+    return (_cdiv(int(C), FINALIZE_WARPS), 1, 1), (32, FINALIZE_WARPS, 1)
 
 
 def plan_per_channel(C: int):

@@ -1361,8 +1361,8 @@ static void run_grid(Launch& L) {
     unsigned nthr = pool_threads();
     if (L.nblocks < nthr) nthr = static_cast<unsigned>(L.nblocks);
     // Waking the pool costs tens of microseconds: small grids run on the calling thread. Thread count
-    // is the proxy for work (512: e.g. 16 one-warp blocks whose threads walk long loops).
-    const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 512;
+    // is the proxy for work (128: e.g. 4 one-warp blocks whose threads walk long loops).
+    const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 128;
     Pool& p = g_pool;
     if (!parallel || pthread_mutex_trylock(&p.launch_m) != 0) {
         run_blocks(L);

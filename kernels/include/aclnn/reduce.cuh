@@ -12,10 +12,14 @@ namespace aclnn {
 // sums in a fixed order
 // ------------------------------------------------------------------------------------------------
 // All 32 lanes must call. Lane 0 receives the total (other lanes: partial sums).
+// `active` (the same on every lane): only lanes [0, active) hold values, the others hold +0.0 (a sum
+// that starts at +0.0 is never -0.0, so v + 0.0 == v bitwise). A round whose sources all lie at or
+// beyond `active` then changes no lane below it and is skipped: the same bits, fewer shuffles.
 template <typename A>
-__device__ __forceinline__ A warp_sum(A v) {
+__device__ __forceinline__ A warp_sum(A v, int active = kWarpSize) {
 #pragma unroll
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) v += __shfl_down_sync(kFullMask, v, o);
+  for (int o = kWarpSize / 2; o > 0; o >>= 1)
+    if (o < active) v += __shfl_down_sync(kFullMask, v, o);
   return v;
 }
 
@@ -98,14 +102,23 @@ __device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&
 }
 
 // All 32 lanes must call. Lane 0 receives the merge of all lanes, in the fixed tree order
-// (offsets 16, 8, 4, 2, 1).
+// (offsets 16, 8, 4, 2, 1). `active` as in warp_sum: lanes at or beyond it hold n == 0, which a
+// merge leaves unchanged, so the rounds that only read such lanes are skipped (same bits).
 template <typename F, typename I>
-__device__ __forceinline__ Welford<F, I> warp_welford(Welford<F, I> w) {
+__device__ __forceinline__ Welford<F, I> warp_welford(Welford<F, I> w, int active = kWarpSize) {
 #pragma unroll
   for (int o = kWarpSize / 2; o > 0; o >>= 1) {
+    if (o >= active) continue;
     Welford<F, I> b;
-    b.mean = __shfl_down_sync(kFullMask, w.mean, o);
-    b.m2 = __shfl_down_sync(kFullMask, w.m2, o);
+    if constexpr (sizeof(F) == 4) {  // float: mean and m2 travel in one 64-bit shuffle (same bits)
+      const unsigned long long q = __shfl_down_sync(
+          kFullMask, (static_cast<unsigned long long>(__float_as_uint(w.m2)) << 32) | __float_as_uint(w.mean), o);
+      b.mean = __uint_as_float(static_cast<unsigned>(q));
+      b.m2 = __uint_as_float(static_cast<unsigned>(q >> 32));
+    } else {
+      b.mean = __shfl_down_sync(kFullMask, w.mean, o);
+      b.m2 = __shfl_down_sync(kFullMask, w.m2, o);
+    }
     b.n = __shfl_down_sync(kFullMask, w.n, o);
     w = welford_merge(w, b);
   }
