@@ -151,7 +151,7 @@ def _module(family: str):
                     raise KernelUnavailable(f"kernel family {family!r} is not declared by any ops module")
                 try:
                     code = kernel_source(family)
-                    mod = get_backend().load_module(code, compile_options(), list(names))
+                    mod = get_backend().load_module(code, compile_options(), list(names), filename=f"{family}.cu")
                 except Exception as e:   # a compiler error, a missing file: the caller maps it to a status
                     raise KernelUnavailable(f"kernels/{family}.cu failed to build: {type(e).__name__}: {e}") from e
                 finally:

@@ -239,3 +239,23 @@ def test_compile_errors_are_one_exception_with_the_log(src, needle):
     assert re.search(needle, e.get_message()) and re.search(needle, str(e))
     assert e.source == src and e.name == "broken.cu"
     assert A.raw.CompileException is emulator.CompileException
+
+
+def test_forceinline_is_inlined_and_a_recursive_one_still_builds(d):
+    """__forceinline__ is g++'s always_inline (CUDA's meaning); a function g++ cannot inline (a
+    non-tail recursion, which nvcc compiles with a warning) makes the loader build the module again
+    with __forceinline__ as a plain inline, never a compile error."""
+    code = r'''
+__device__ __forceinline__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+__device__ __forceinline__ float twice(float v) { return 2.0f * v; }
+extern "C" __global__ void k(int* out, float* f) {
+    out[threadIdx.x] = fib(threadIdx.x);
+    f[threadIdx.x] = twice(static_cast<float>(threadIdx.x));
+}
+'''
+    fn = A.RawModule(code=code).get_function("k")
+    out, f = d.zeros(10, np.int32), d.zeros(10, np.float32)
+    fn((1,), (10,), (out, f))
+    assert acl.rt.synchronize_device() == 0
+    np.testing.assert_array_equal(d.down(out, 10, np.int32), [0, 1, 1, 2, 3, 5, 8, 13, 21, 34])
+    np.testing.assert_array_equal(d.down(f, 10, np.float32), 2.0 * np.arange(10, dtype=np.float32))

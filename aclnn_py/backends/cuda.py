@@ -246,7 +246,7 @@ class CudaBackend:
                 raise CompileException(log, code or "", getattr(e, "name", ""), tuple(options), "nvrtc") from e
             raise
 
-    def load_module(self, code: str, options: Sequence[str], name_expressions):
+    def load_module(self, code: str, options: Sequence[str], name_expressions, filename: str | None = None):
         key = (code, tuple(options), tuple(name_expressions or ()), self.current_device())
         mod = self._modules.get(key)
         if mod is None:

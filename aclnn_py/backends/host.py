@@ -355,9 +355,9 @@ class HostBackend:
         return (end.time - start.time) * 1e3
 
     # kernels -------------------------------------------------------------------------------
-    def load_module(self, code: str, options: Sequence[str], name_expressions):
+    def load_module(self, code: str, options: Sequence[str], name_expressions, filename: str | None = None):
         from ..emulator import compile_module
-        return compile_module(code, options=tuple(options), name_expressions=name_expressions)
+        return compile_module(code, options=tuple(options), name_expressions=name_expressions, filename=filename)
 
     def get_function(self, module, name: str):
         return module.get_function(name)

@@ -85,6 +85,11 @@ _KEYWORDS = frozenset(
 )
 
 
+# What cuda_emu.h expands __forceinline__ to (inlined as CUDA asks: -O3 alone leaves small helpers
+# such as 16-byte vector loads as calls, and their stack arrays then stall on store forwarding).
+_FORCEINLINE = "__inline__ __attribute__((always_inline))"
+
+
 class EmulatorError(RuntimeError):
     """The emulator could not build a module (the message carries the compiler log)."""
 
@@ -1463,6 +1468,14 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             f.write("".join(pieces))
             f.write("\n".join(reg) + "\n")
         r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+        if r.returncode != 0 and _FORCEINLINE in "".join(pieces) and "always_inline" in r.stderr:
+            # CUDA's __forceinline__ is a strong request that nvcc may decline (a recursive function:
+            # a warning, then a call); g++ refuses to build what it cannot inline. Build again with
+            # __forceinline__ as a plain inline.
+            with open(ii, "w") as f:
+                f.write("".join(pieces).replace(_FORCEINLINE, "__inline__"))
+                f.write("\n".join(reg) + "\n")
+            r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
         if r.returncode != 0:
             raise CompileException(f"g++ could not compile {fname} for the emulator:\n" + _explain(r.stderr[-30000:]))
         with open(tmp_meta, "w") as f:

@@ -95,7 +95,7 @@
 #define __global__ __attribute__((__emu_global__)) /* marker for the loader; ignored by g++ */
 #define __device__
 #define __host__
-#define __forceinline__ __inline__
+#define __forceinline__ __inline__ __attribute__((always_inline)) /* the loader retries as plain inline if g++ cannot */
 #define __noinline__ /* empty: keeps a later __attribute__((__noinline__)) in std headers valid */
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
