@@ -1,7 +1,8 @@
 """Launch planning for ``kernels/batch_norm.cu``: grid, block, reduction splits, workspace sizes.
 
-Everything here is a pure function of the shape (N, C, S) and the memory order, so workspace sizes
-depend only on shapes (never on data, pointers or the device). The same formulas are written in the
+Everything here is a pure function of the shape (N, C, S), the memory order and the launch profile
+(a GPU's or the host emulator's, fixed per process), so workspace sizes never depend on data or
+pointers. The reserve mask's layout does not depend on the profile. The same formulas are written in the
 header comment of ``kernels/batch_norm.cu``; the kernels recompute the NCX tiling (``ncx_geometry``)
 themselves from S, so kernel and planner must stay in step.
 
@@ -33,7 +34,7 @@ PER_CHANNEL_MAX_BLOCKS = 1024
 # On the host CUDA emulator a block's threads run one after another on one of a few pool threads
 # (at most 8), as fibers wherever the kernel may reach a barrier or a warp collective: every CUDA
 # thread costs a fixed setup, and every lane of a warp collective costs a fiber switch. The host
-# profile launches the same kernels with one warp per block and a few dozen reduction blocks, so
+# profile launches the same kernels with one warp per block and a few reduction blocks, so
 # each thread walks long runs of memory and the block-level combines are rare; a GPU gets the
 # occupancy-sized profile. Constants, not the CPU count, so the host's results are the same bits on
 # every machine (a different split count or block size only changes the fixed merge order's
