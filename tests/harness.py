@@ -241,3 +241,21 @@ def assert_close(actual, expected, dtype, *, name="", scale=1.0):
 
 
 BF16 = ml_dtypes.bfloat16
+
+
+def samples_match_reference(reg, info, rng) -> int:
+    """Run every sample of ``info`` through ``reg`` and compare each output with the float64 reference
+    (the data dtype's tolerance); returns how many samples were checked. For tests that re-run an op
+    family's database under another launch plan (the GPU's plans on the emulator)."""
+    n = 0
+    for sample in info.samples(rng):
+        res = call_op(reg, sample)
+        try:
+            assert res.status1 == 0 and res.status2 == 0, res.message
+            for name, exp in info.reference(sample).items():
+                assert_close(res.outputs[name], exp, info.data_dtype(sample), name=f"{info.name}.{name}",
+                             scale=info.tolerance_scale(sample))
+            n += 1
+        finally:
+            release(res)
+    return n

@@ -9,7 +9,7 @@ import pytest
 
 from aclnn_py.opdef import REGISTRY
 from aclnn_py.ops import softmax as softmax_ops
-from harness import assert_close, call_op, release
+from harness import samples_match_reference
 from opdb import OP_DB
 
 INFOS = [i for i in OP_DB if REGISTRY[i.name].module == "softmax"]
@@ -20,16 +20,4 @@ def test_gpu_row_plans_match_the_reference(info, monkeypatch):
     monkeypatch.setattr(softmax_ops, "HOST_ROW_MAX", 0)
     reg = REGISTRY[info.name]
     monkeypatch.setattr(reg.plan_cache, "_d", {})          # plans made with the host shortcut must not be reused
-    rng = np.random.default_rng(12)
-    n = 0
-    for sample in info.samples(rng):
-        res = call_op(reg, sample)
-        try:
-            assert res.status1 == 0 and res.status2 == 0, res.message
-            for name, exp in info.reference(sample).items():
-                assert_close(res.outputs[name], exp, info.data_dtype(sample), name=f"{info.name}.{name}",
-                             scale=info.tolerance_scale(sample))
-            n += 1
-        finally:
-            release(res)
-    assert n >= 20
+    assert samples_match_reference(reg, info, np.random.default_rng(12)) >= 20

@@ -388,17 +388,19 @@ class HostBackend:
         """Queue a launch on ``stream``; ``wait``: return when it has run (the default stream's CuPy-style
         synchronous launch)."""
         check_args(args, kernel.name)    # what CuPy refuses raises here, on both backends (nothing queued)
+        put = stream.run_now if wait else stream.submit
         try:
             params = marshal_args(kernel, args)
         except Exception as exc:
             # an argument the kernel cannot take is a launch failure reported on the stream,
             # in order with the rest of its work, exactly like a fault inside the kernel
-            def fail(exc=exc):
+            def task(exc=exc):
                 raise exc
-            (stream.run_now if wait else stream.submit)(fail) or _refused()
-            return
-        (stream.run_now if wait else stream.submit)(lambda: kernel.launch(grid, block, params, shared_mem)) \
-            or _refused()
+        else:
+            def task():
+                kernel.launch(grid, block, params, shared_mem)
+        if not put(task):
+            _refused()
 
     def info(self) -> dict:
         from ..emulator import cache_dir, compiler_info
