@@ -706,6 +706,14 @@ def test_mismatched_barrier_call_sites(errs):
                         match=r"__syncthreads reached from different call sites \(errors\.cu:\d+ vs errors\.cu:\d+\)")
 
 
+def test_the_lowest_failing_block_is_reported(errs):
+    """Every block fails; blocks run in parallel on the pool's threads, and whichever records first,
+    the report names block (0,0,0) on every run."""
+    x = np.zeros(64, np.float32)
+    for _ in range(20):
+        expect_kernel_error(errs.get_function("bad_barrier"), (64, 1, 1), (64, 1, 1), [ptr(x)], kernel="bad_barrier")
+
+
 def test_shuffle_mask_names_exited_lane(errs):
     x = np.zeros(64, np.float32)
     expect_kernel_error(errs.get_function("bad_shuffle"), (1, 1, 1), (64, 1, 1), [ptr(x), ptr(x)], kernel="bad_shuffle",

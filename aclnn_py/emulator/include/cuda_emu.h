@@ -361,6 +361,10 @@ struct Launch {
     std::atomic<int> active{0};  // blocks running right now
     std::atomic<int> failed{0};
     char msg[4096];
+    // the reported error is the one of the lowest-numbered failing block, whatever ran first on the
+    // pool's threads: the same message on every run and every machine
+    pthread_mutex_t em = PTHREAD_MUTEX_INITIALIZER;
+    uint64_t failed_block = ~uint64_t(0);
     // cooperative launches (grid.sync): every block on its own OS thread, all resident at once
     bool coop = false;
     pthread_mutex_t gm = PTHREAD_MUTEX_INITIALIZER;
@@ -403,12 +407,17 @@ static inline size_t env_size(const char* name, size_t dflt) {
 
 // ---- errors --------------------------------------------------------------------------------
 static inline void vrecord(Launch* L, const uint3& bid, const char* fmt, va_list ap) {
-    int expected = 0;
-    if (!L->failed.compare_exchange_strong(expected, 1)) return;
-    int n = snprintf(L->msg, sizeof L->msg, "kernel '%s' block (%u,%u,%u): ", L->name, bid.x, bid.y, bid.z);
-    if (n < 0) n = 0;
-    if (static_cast<size_t>(n) < sizeof L->msg) vsnprintf(L->msg + n, sizeof L->msg - n, fmt, ap);
-    L->failed.store(2, std::memory_order_release);
+    const uint64_t b = bid.x + static_cast<uint64_t>(L->grid.x) * (bid.y + static_cast<uint64_t>(L->grid.y) * bid.z);
+    pthread_mutex_lock(&L->em);
+    if (b < L->failed_block) {  // (a watchdog report sets failed_block to 0: it stays)
+        L->failed.store(1, std::memory_order_relaxed);
+        L->failed_block = b;
+        int n = snprintf(L->msg, sizeof L->msg, "kernel '%s' block (%u,%u,%u): ", L->name, bid.x, bid.y, bid.z);
+        if (n < 0) n = 0;
+        if (static_cast<size_t>(n) < sizeof L->msg) vsnprintf(L->msg + n, sizeof L->msg - n, fmt, ap);
+        L->failed.store(2, std::memory_order_release);
+    }
+    pthread_mutex_unlock(&L->em);
 }
 static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) {
@@ -1049,14 +1058,17 @@ static void unregister_thread(Launch& L, unsigned slot) {
 // Runs on the runtime's watchdog thread when a launch outlives its limit.
 static void watchdog_fire(void* arg) {
     Launch& L = *static_cast<Launch*>(arg);
-    int expected = 0;
-    if (L.failed.compare_exchange_strong(expected, 1)) {
+    pthread_mutex_lock(&L.em);
+    if (L.failed.load(std::memory_order_relaxed) == 0) {
+        L.failed.store(1, std::memory_order_relaxed);
+        L.failed_block = 0;
         snprintf(L.msg, sizeof L.msg,
                  "kernel '%s': watchdog: the launch was still running after %.3g s and was stopped (an infinite "
                  "loop, or a spin-wait on memory that no running thread writes?); the limit is "
                  "ACLNN_PY_EMU_WATCHDOG_S / aclnn_py.emulator.set_watchdog()", L.name, L.watchdog_s);
         L.failed.store(2, std::memory_order_release);
     }
+    pthread_mutex_unlock(&L.em);
     L.cancel = 1;
     pthread_mutex_lock(&L.tm);
     for (unsigned i = 0; i < L.nthr; ++i)
