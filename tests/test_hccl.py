@@ -154,6 +154,17 @@ def test_a_killed_rank_ends_the_job_not_a_hang():
 
 
 @needs_mpi
+def test_a_late_peer_does_not_hold_the_callers():
+    """A collective on an idle stream starts on the caller's thread but holds it at most ~50 µs: with
+    rank 1 half a second late, the others' calls return at once, and stream order still holds."""
+    r, out = mpirun(3, PROGS / "failures.py", "late", timeout=60)
+    assert r.returncode == 0, out
+    got = dict(re.findall(r"rank (\d): late call=([\d.]+) s result OK", out))
+    assert sorted(got) == ["0", "1", "2"], out
+    assert float(got["0"]) < 0.2 and float(got["2"]) < 0.2, out
+
+
+@needs_mpi
 def test_an_absent_rank_is_a_timeout():
     r, out = mpirun(2, PROGS / "failures.py", "absent", flags=["-disable-auto-cleanup"], timeout=60,
                     HCCL_EXEC_TIMEOUT="1")

@@ -1,4 +1,4 @@
-"""HostStream.run_now: a synchronous launch runs on the caller's thread when the stream is idle, in
+"""HostStream.run_now and start: work begins on the caller's thread when the stream is idle, in
 stream order otherwise, and its failure is reported by the next synchronize either way."""
 from __future__ import annotations
 
@@ -73,3 +73,71 @@ def test_closed_stream_refuses(stream):
     ran = []
     assert not stream.run_now(lambda: ran.append(1))
     assert ran == []
+
+
+# HostStream.start: begin on the caller's thread, hand the rest to the worker ----------------------
+def test_start_on_idle_stream_runs_inline_and_finishes_there(stream):
+    where = []
+    assert stream.start(lambda: where.append(threading.current_thread()))
+    assert where == [threading.current_thread()]
+    stream.synchronize()
+
+
+def test_start_hands_its_rest_to_the_worker_ahead_of_later_work(stream):
+    """The caller returns at once; the rest runs next on the worker, before work queued meanwhile,
+    and the stream is busy until it has."""
+    gate = threading.Event()
+    order = []
+
+    def rest():
+        gate.wait(5)
+        order.append(("rest", threading.current_thread()))
+
+    def task():
+        order.append(("start", threading.current_thread()))
+        stream.submit(lambda: order.append(("later", None)))   # queued while the task holds the stream
+        return rest
+    assert stream.start(task)
+    assert order == [("start", threading.current_thread())]    # returned before the rest ran
+    time.sleep(0.05)
+    assert len(order) == 1                                      # "later" waits behind the rest
+    gate.set()
+    stream.synchronize()
+    assert [o[0] for o in order] == ["start", "rest", "later"]
+    assert order[1][1] is not threading.current_thread()
+
+
+def test_start_on_busy_stream_runs_task_and_rest_on_the_worker_in_order(stream):
+    gate = threading.Event()
+    order = []
+    stream.submit(lambda: (gate.wait(5), order.append("first")))
+    stream.start(lambda: (order.append("task"), lambda: order.append("rest"))[1])
+    stream.submit(lambda: order.append("after"))
+    assert order == []
+    gate.set()
+    stream.synchronize()
+    assert order == ["first", "task", "rest", "after"]
+
+
+@pytest.mark.parametrize("where", ["task", "rest"])
+def test_start_failure_is_reported_by_synchronize(stream, where):
+    def boom():
+        raise RuntimeError(f"failed in the {where}")
+    stream.start(boom if where == "task" else (lambda: boom))
+    with pytest.raises(DeviceError, match=f"failed in the {where}"):
+        stream.synchronize()
+    ran = []
+    stream.start(lambda: ran.append(1))     # the stream goes on
+    stream.synchronize()
+    assert ran == [1]
+
+
+def test_start_rest_runs_even_when_the_stream_is_closed_meanwhile(stream):
+    order = []
+
+    def task():
+        stream.close()
+        return lambda: order.append("rest")
+    assert stream.start(task)
+    stream._thread.join(5)
+    assert order == ["rest"] and not stream._thread.is_alive()

@@ -48,6 +48,7 @@ class HostStream:
         self._lock = threading.Lock()
         self._exec = threading.Lock()    # held while a task runs (on the worker or inline)
         self._pending = 0                # submitted, not finished
+        self._front = None               # the rest of a task started inline (``start``): runs first
         self.closed = False
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
@@ -83,24 +84,61 @@ class HostStream:
             self._exec.release()
         return True
 
-    def _run(self, task) -> None:
+    def start(self, task) -> bool:
+        """Queue ``task``, starting it on the calling thread when the stream is idle.
+
+        ``task()`` returns None when it has finished, or a callable that finishes it (e.g. waits
+        for a network request the caller should not block on): the worker runs that next, before
+        anything queued meanwhile, and the stream stays busy until it has. A collective on an idle
+        stream thus starts without two thread hand-offs, and still returns at once when its peers
+        are late. On a busy stream ``task`` and its rest run on the worker in order."""
+        with self._lock:
+            if self.closed:
+                return False
+            inline = self._pending == 0 and self._exec.acquire(blocking=False)
+            self._pending += 1
+            if not inline:
+                self._queue.put(lambda: _run_to_end(task))
+                return True
+        rest = None
         try:
-            task()
+            rest = self._run(task, finished=lambda r: r is None)
+        finally:
+            if rest is not None:
+                with self._lock:      # ahead of whatever was queued while ``task`` ran
+                    self._front = rest
+                    self._queue.put(_WAKE)
+            self._exec.release()
+        return True
+
+    def _run(self, task, finished=lambda r: True):
+        """Run ``task``; its failure is kept for ``synchronize``. Returns what it returned; the
+        stream's count of unfinished work drops unless ``finished`` says more is to come."""
+        result = None
+        try:
+            result = task()
         except BaseException as exc:  # a kernel error belongs to the stream, reported at sync
             with self._lock:
                 if self._error is None:
                     self._error = exc
+            result = None
         finally:
-            with self._lock:
-                self._pending -= 1
+            if finished(result):
+                with self._lock:
+                    self._pending -= 1
+        return result
 
     def _serve(self) -> None:
         while True:
             task = self._queue.get()
-            if task is None:
-                return
             with self._exec:
-                self._run(task)
+                if self._front is not None:
+                    front, self._front = self._front, None
+                    self._run(front)
+                if task is None:
+                    return
+                if task is not _WAKE:
+                    self._run(task)
 
     def wait_idle(self) -> None:
         """Wait until everything submitted so far has run; failures stay for ``synchronize``."""
@@ -126,6 +164,15 @@ class HostStream:
                 return
             self.closed = True
             self._queue.put(None)
+
+
+_WAKE = object()   # a queue entry that only makes the worker look at ``HostStream._front``
+
+
+def _run_to_end(task) -> None:
+    rest = task()
+    if rest is not None:
+        rest()
 
 
 def _refused() -> None:

@@ -1,7 +1,10 @@
 """The host engine: MPI through mpi4py (MPICH's wheel gives ``mpiexec``); ranks are processes.
 
-A collective is a task on the caller's host stream: the stream's worker thread runs it after the
-kernels queued before it and before those queued after it. On the worker it is two non-blocking MPI
+A collective is a task on the caller's host stream, run after the kernels queued before it and
+before those queued after it. On an idle stream it starts on the caller's thread and goes on there
+for at most 50 µs (``_INLINE_S``): in a training step the peers are usually there already, and two
+thread hand-offs cost more than the exchange; whatever is not done by then is finished by the
+stream's worker, so the call still returns at once when peers are late. It is two non-blocking MPI
 collectives, each polled until done:
 
 1. a *signature check*: an ``Iallreduce(MAX)`` of ``[v, -v]`` where ``v`` = (arguments valid,
@@ -95,6 +98,9 @@ def connect_timeout() -> float:
         return float(os.environ.get("HCCL_CONNECT_TIMEOUT", "120"))
     except ValueError:
         return 120.0
+
+
+_INLINE_S = 50e-6   # how long a collective started on an idle stream may hold the caller (see _advance)
 
 
 def _check_enabled() -> bool:
@@ -232,33 +238,72 @@ class MpiEngine:
         sig = [int(valid), KINDS[api], args.get("count", 0), args.get("dtype", -1), args.get("op", -1),
                args.get("root", -1), seq]
 
-        def task():
-            try:
-                self._run(c, api, sig, args, valid)
-            finally:
-                with c.lock:
-                    c.pending -= 1
-                    c.idle.notify_all()
-        if not stream.submit(task):
+        steps = self._steps(c, api, sig, args, valid)
+
+        def done():
             with c.lock:
                 c.pending -= 1
                 c.idle.notify_all()
+
+        def task():
+            """Caller's thread on an idle stream (else the worker): run the steps whose requests
+            complete within _INLINE_S; the rest, if any, goes to the worker."""
+            deadline = time.monotonic() + exec_timeout()
+            try:
+                rest = self._advance(c, api, steps, deadline, time.perf_counter() + _INLINE_S)
+            except BaseException:
+                done()
+                raise
+            if rest is None:
+                done()
+                return None
+
+            def finish():
+                try:
+                    self._advance(c, api, steps, deadline, None, rest)
+                finally:
+                    done()
+            return finish
+        if not stream.start(task):
+            done()
             return False, (R.HCCL_E_RUNTIME, f"{api}: the stream was destroyed while this call was enqueued")
         return True, None
 
-    def _run(self, c: MpiComm, api: str, sig, args, valid: bool) -> None:
+    def _advance(self, c: MpiComm, api: str, steps, deadline: float, spin_until: float | None, req=None):
+        """Drive ``steps`` (a generator of MPI requests). ``spin_until`` None: wait for each request
+        (peer checks, timeout) and return None at the end. Otherwise poll each one until then and
+        return the first request still unfinished (the caller hands it and ``steps`` on), or None."""
+        MPI = _MPI
+        try:
+            if req is None:
+                req = next(steps)
+            while True:
+                if spin_until is None:
+                    err = self._poll(req, c, deadline, api)
+                    if err is not None:
+                        raise c.break_(err)
+                else:
+                    test = req.Test
+                    while not test():
+                        if time.perf_counter() > spin_until:
+                            return req
+                req = steps.send(None)
+        except StopIteration:
+            return None
+        except MPI.Exception as e:
+            raise c.break_(CollectiveError(R.HCCL_E_REMOTE, f"{api}: MPI reported {e}"))
+
+    def _steps(self, c: MpiComm, api: str, sig, args, valid: bool):
+        """The collective as a generator: yields each MPI request it must wait for, in order."""
         if c.broken is not None:
             raise CollectiveError(c.broken.status, f"{api}: the communicator is broken by an earlier failure "
                                                    f"({c.broken})")
         MPI = _MPI
-        deadline = time.monotonic() + exec_timeout()
         if _check_enabled() or not valid:
             # (plain lists and one small array: this round trip is on every collective's path)
             both = np.array(sig + [-v for v in sig], np.int64)
             out = np.empty(14, np.int64)
-            err = self._poll(c.comm.Iallreduce(both, out, op=MPI.MAX), c, deadline, api)
-            if err is not None:
-                raise c.break_(err)
+            yield c.comm.Iallreduce(both, out, op=MPI.MAX)
             o = out.tolist()
             hi, lo = o[:7], [-v for v in o[7:]]
             if not valid:
@@ -278,9 +323,7 @@ class MpiEngine:
             req = self._start(MPI, c, api, args)
         except MPI.Exception as e:
             raise c.break_(CollectiveError(R.HCCL_E_INTERNAL, f"{api}: MPI refused the call: {e}"))
-        err = self._poll(req, c, deadline, api)
-        if err is not None:
-            raise c.break_(err)
+        yield req
 
     def _poll(self, req, c: MpiComm | None, deadline: float, api: str, init: bool = False):
         """Wait for ``req``; None when done, else the CollectiveError (peer lost, timeout, MPI error)."""

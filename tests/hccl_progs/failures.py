@@ -7,6 +7,9 @@ python failures.py MODE, MODE one of
   kill      rank 1 kills itself (SIGKILL) after init: the others get HCCL_E_REMOTE, not a hang
   die       rank 1 exits (os._exit(3)) after init: the same
   absent    rank 1 sleeps past HCCL_EXEC_TIMEOUT: the others get HCCL_E_TIMEOUT
+  late      rank 1 joins an all-reduce 0.5 s late: the others' calls return at once (the exchange
+            started on the caller's thread goes on on the stream's worker), a copy queued after
+            it sees its result, and a second all-reduce right after it queues behind it
 """
 import functools
 import os
@@ -99,6 +102,21 @@ def main(mode):
             time.sleep(float(os.environ["HCCL_EXEC_TIMEOUT"]) + 2)
         assert hccl.HcclAllReduce(buf, buf, n, FP32, SUM, comm, stream) == 0
         report("timeout", t0)
+    elif mode == "late":
+        w.Barrier()
+        if rank == 1:
+            time.sleep(0.5)
+        t0 = time.monotonic()
+        assert hccl.HcclAllReduce(buf, buf, n, FP32, SUM, comm, stream) == 0
+        call = time.monotonic() - t0
+        out = np.zeros(16, np.float32)
+        acl.rt.memcpy_async(acl.util.numpy_to_ptr(out), 64, buf, 64, 2, stream)
+        assert hccl.HcclAllReduce(buf, buf, n, FP32, SUM, comm, stream) == 0
+        st = acl.rt.synchronize_stream(stream)
+        acl.rt.memcpy(acl.util.numpy_to_ptr(host), 64, buf, 64, 2)
+        s1 = size * (size + 1) / 2
+        ok = (st == 0 and np.all(out[:n] == s1) and np.all(host[:n] == s1 * size) and np.all(out[n:] == rank + 1))
+        print(f"rank {rank}: late call={call:.3f} s result {'OK' if ok else f'WRONG {out} {host}'}")
     return 0
 
 
