@@ -259,3 +259,21 @@ extern "C" __global__ void k(int* out, float* f) {
     assert acl.rt.synchronize_device() == 0
     np.testing.assert_array_equal(d.down(out, 10, np.int32), [0, 1, 1, 2, 3, 5, 8, 13, 21, 34])
     np.testing.assert_array_equal(d.down(f, 10, np.float32), 2.0 * np.arange(10, dtype=np.float32))
+
+
+def test_user_names_the_emulator_must_not_take(d):
+    """Names CUDA leaves to the user: a parameter called ``dim3`` (blockDim must still work in its
+    scope) and a user ``lerp`` (llm.c's adamw; g++'s <math.h> would add C++20's std::lerp globally)."""
+    code = r'''
+__device__ inline float lerp(float start, float end, float weight) {
+    return fma(weight, end, fma(-weight, start, start));
+}
+extern "C" __global__ void k(float* out, int dim1, int dim3) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < dim1 * dim3) out[idx] = lerp(1.0f, 3.0f, 0.25f) + idx + gridDim.x;
+}
+'''
+    out = d.zeros(8, np.float32)
+    A.RawModule(code=code).get_function("k")((1,), (8,), (out, np.int32(2), np.int32(3)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(out, 8, np.float32), [2.5 + i if i < 6 else 0 for i in range(8)])

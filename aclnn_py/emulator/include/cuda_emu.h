@@ -59,8 +59,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstdarg>
+// libstdc++'s <math.h> puts C++20's std::lerp in the global namespace, where CUDA code defines its
+// own (llm.c, helper_math.h): an ambiguous call. Under this name it stays out of the user's way.
+#define lerp __emu_std_lerp
 #include <cmath>
 #include <math.h>
+#undef lerp
 #include <climits>
 #include <cfloat>
 #include <cassert>
@@ -1412,8 +1416,8 @@ static void run_grid(Launch& L) {
 // ---------------------------------------------------------------------------------------------
 #define threadIdx (::__emu::tls.tid)
 #define blockIdx (::__emu::tls.bid)
-#define blockDim (*reinterpret_cast<const dim3*>(&::__emu::tls.bdim))
-#define gridDim (*reinterpret_cast<const dim3*>(&::__emu::tls.gdim))
+#define blockDim (*reinterpret_cast<const ::dim3*>(&::__emu::tls.bdim))  /* ::, a parameter may be named dim3 */
+#define gridDim (*reinterpret_cast<const ::dim3*>(&::__emu::tls.gdim))
 static constexpr int warpSize = 32;
 
 // ---------------------------------------------------------------------------------------------
