@@ -16,6 +16,7 @@ from aclnn_py import acl, emulator
 
 SRC = (Path(__file__).parent / "emulator_kernels" / "cg" / "realism.cu").read_text()
 NAMES = ["cg_block_sum<32>", "cg_block_sum<16>", "cg_block_sum<4>"]
+BIG_TILES = [64, 128, 256]
 
 pytestmark = pytest.mark.skipif(
     acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator behaviour")
@@ -23,7 +24,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def mod():
-    return A.RawModule(code=SRC, options=("-std=c++17",), name_expressions=NAMES)
+    return A.RawModule(code=SRC, options=("-std=c++17",),
+                       name_expressions=NAMES + [f"cg_big_tile_collectives<{t}>" for t in BIG_TILES])
 
 
 class Dev:
@@ -92,6 +94,30 @@ def test_cg_tiles_larger_than_a_warp(mod, d):
     i = np.arange(256)
     want = (i // 64) * 64 + (63 - i % 64) + 1000 * (i // 64)
     np.testing.assert_array_equal(d.down(po, 256, np.int32), want)
+
+
+@pytest.mark.parametrize("tile", BIG_TILES)
+def test_cg_collectives_on_tiles_larger_than_a_warp(mod, d, tile):
+    rng = np.random.default_rng(tile)
+    x = rng.integers(0, 50, 256).astype(np.int32)
+    x[tile // 2] = 7                                   # only the first tile holds a 7
+    x[x == 7] = 8
+    x[tile // 2] = 7
+    x[-1] = -1                                         # the last tile holds a negative
+    f = rng.standard_normal(256).astype(np.float32)
+    outs = [d.zeros(256, t) for t in (np.int32, np.float32, np.int32, np.int32, np.int32, np.int32)]
+    mod.get_function(f"cg_big_tile_collectives<{tile}>")((1,), (256,), (d.up(x), d.up(f), *outs))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    isum, fmax, incl, excl, sh, anyall = (d.down(p, 256, t) for p, t in zip(outs, (np.int32, np.float32, np.int32,
+                                                                                    np.int32, np.int32, np.int32)))
+    xt, ft = x.reshape(-1, tile), f.reshape(-1, tile)
+    rep = lambda v: np.repeat(v, tile)                  # noqa: E731  (every member gets the tile's value)
+    np.testing.assert_array_equal(isum, rep(xt.sum(1)))
+    np.testing.assert_array_equal(fmax, rep(ft.max(1)))
+    np.testing.assert_array_equal(incl, np.cumsum(xt, 1).ravel())
+    np.testing.assert_array_equal(excl, (np.cumsum(xt, 1) - xt).ravel())
+    np.testing.assert_array_equal(sh, np.roll(xt, -5, 1).ravel())
+    np.testing.assert_array_equal(anyall, rep(2 * (xt == 7).any(1) + (xt >= 0).all(1)))
 
 
 def test_coalesced_threads_warp_aggregated_atomics(mod, d):

@@ -4,9 +4,11 @@
 // Supported: this_thread_block(), this_grid() (grid.sync() needs a cooperative launch:
 // RawKernel(..., enable_cooperative_groups=True)), thread_block_tile<N> via tiled_partition<N>
 // (N = 1..32 with shfl/shfl_up/shfl_down/shfl_xor/ballot/any/all/match_any/match_all, and
-// N = 64..1024 with sync and ranks), tiled_partition(parent, n), coalesced_threads(),
+// N = 64..1024 with sync, ranks, shfl, any, all, reduce and scans, with or without
+// block_tile_memory), tiled_partition(parent, n), coalesced_threads(),
 // labeled_partition(), binary_partition(), cg::reduce / inclusive_scan / exclusive_scan with
-// plus/less/greater/bit_and/bit_or/bit_xor or any functor, cg::sync(g), memcpy_async + wait.
+// plus/less/greater/bit_and/bit_or/bit_xor or any functor, cg::sync(g), memcpy_async + wait,
+// invoke_one / invoke_one_broadcast.
 // Not supported (compile errors): multi-grid groups, clusters, cuda::barrier.
 #ifndef ACLNN_PY_EMU_COOPERATIVE_GROUPS_H
 #define ACLNN_PY_EMU_COOPERATIVE_GROUPS_H
@@ -45,6 +47,74 @@ static inline int nth_lane(unsigned m, unsigned i) {
         if (k == i) return __builtin_ctz(m);
     return 32;
 }
+// Multi-warp tiles (N > 32) exchange values through per-thread slots of the block, as CUDA's
+// exchange through block_tile_memory: one slot of kTileSlot bytes per thread, per OS thread (one
+// block per OS thread), allocated once. Different tiles use disjoint slots; every exchange ends
+// with a tile barrier, so the next one may overwrite them.
+static constexpr size_t kTileSlot = 128;
+static inline unsigned char* tile_slots() {
+    static thread_local unsigned char* slots = nullptr;
+    if (!slots) slots = static_cast<unsigned char*>(aligned_alloc(64, kMaxFibers * kTileSlot));
+    return slots;
+}
+template <class T>
+static inline void slot_put(unsigned i, const T& v) {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kTileSlot,
+                  "collectives of tiles larger than 32 need a trivially copyable type of at most 128 bytes");
+    memcpy(tile_slots() + static_cast<size_t>(i) * kTileSlot, &v, sizeof(T));
+}
+template <class T>
+static inline T slot_get(unsigned i) {
+    alignas(T) unsigned char buf[sizeof(T)];
+    memcpy(buf, tile_slots() + static_cast<size_t>(i) * kTileSlot, sizeof(T));
+    return *std::launder(reinterpret_cast<T*>(buf));
+}
+// op over a tile of N > 32 threads, CUDA's scheme: a butterfly in each warp, then a butterfly over
+// the warps' results; every member gets the same value.
+template <unsigned N, class T, class Op>
+static inline T big_tile_reduce(T val, Op op, const char* file, int line) {
+    for (unsigned off = 16; off > 0; off /= 2) val = op(val, shfl_any<T>(OP_SHFL_XOR, 0xffffffffu, val, off, 32, file, line));
+    const unsigned lin = linear_tid(), base = lin & ~(N - 1u);
+    if ((lin & 31u) == 0) slot_put(lin, val);
+    tile_sync_impl(N, file, line);
+    const unsigned nw = (std::min(N, block_threads() - base) + 31u) / 32u;
+    T acc = slot_get<T>(base);
+    if (nw == N / 32u) {
+        T part[N / 32u];
+        for (unsigned w = 0; w < nw; ++w) part[w] = slot_get<T>(base + 32u * w);
+        for (unsigned off = nw / 2; off > 0; off /= 2)
+            for (unsigned i = 0; i < off; ++i) part[i] = op(part[i], part[i + off]);
+        acc = part[0];
+    } else {  // a partial last tile
+        for (unsigned w = 1; w < nw; ++w) acc = op(acc, slot_get<T>(base + 32u * w));
+    }
+    tile_sync_impl(N, file, line);
+    return acc;
+}
+// value of tile rank `src` for every member of a tile of N > 32 threads
+template <unsigned N, class T>
+static inline T big_tile_shfl(const T& v, unsigned src, const char* file, int line) {
+    const unsigned lin = linear_tid();
+    slot_put(lin, v);
+    tile_sync_impl(N, file, line);
+    const T r = slot_get<T>((lin & ~(N - 1u)) + src % N);
+    tile_sync_impl(N, file, line);
+    return r;
+}
+// inclusive scan over a tile of N > 32 threads (rank order)
+template <unsigned N, class T, class Op>
+static inline T big_tile_scan(const T& v, Op op, const char* file, int line) {
+    const unsigned lin = linear_tid(), base = lin & ~(N - 1u);
+    slot_put(lin, v);
+    tile_sync_impl(N, file, line);
+    T acc = slot_get<T>(base);
+    for (unsigned i = base + 1; i <= lin; ++i) acc = op(acc, slot_get<T>(i));
+    tile_sync_impl(N, file, line);
+    return acc;
+}
+struct logical_or { int operator()(int a, int b) const { return a || b; } };
+struct logical_and { int operator()(int a, int b) const { return a && b; } };
+
 static inline unsigned pack_lanes(unsigned bits, unsigned mask) {  // pext
     unsigned r = 0, k = 0;
     for (unsigned m = mask; m; m &= m - 1, ++k)
@@ -91,6 +161,17 @@ class thread_block {
     operator thread_group() const { return thread_group(0xffffffffu, size(), thread_rank(), ~0u); }
 };
 static inline thread_block this_thread_block() { return thread_block(); }
+// CUDA 11/12's scratch for tiles larger than 32 (needed below sm_80): the emulator keeps its own
+template <unsigned int MaxBlockSize = 1024>
+struct block_tile_memory { alignas(16) unsigned char _emu_unused[16]; };
+template <unsigned int MaxBlockSize>
+static inline thread_block this_thread_block(block_tile_memory<MaxBlockSize>&) { return thread_block(); }
+namespace experimental {
+template <unsigned int TileCommunicationSize = 8, unsigned int MaxBlockSize = 1024>
+struct block_tile_memory { alignas(16) unsigned char _emu_unused[16]; };
+template <unsigned int C, unsigned int M>
+static inline thread_block this_thread_block(block_tile_memory<C, M>&) { return thread_block(); }
+}  // namespace experimental
 
 class grid_group {
    public:
@@ -140,8 +221,8 @@ class tile_base {
     }
     template <class T>
     static T shfl(T v, int src, EMU_SITE) {
-        static_assert(N <= 32, "shuffles need a tile of at most 32 threads");
-        return ::__emu::cgd::shfl_any<T>(::__emu::OP_SHFL_IDX, mask(), v, src, N, EMU_AT);
+        if constexpr (N > 32) return ::__emu::cgd::big_tile_shfl<N>(v, static_cast<unsigned>(src), EMU_AT);
+        else return ::__emu::cgd::shfl_any<T>(::__emu::OP_SHFL_IDX, mask(), v, src, N, EMU_AT);
     }
     template <class T>
     static T shfl_up(T v, unsigned d, EMU_SITE) {
@@ -164,12 +245,12 @@ class tile_base {
         return N == 32 ? b : (b >> ((::__emu::cgd::linear_tid() & 31u) & ~(N - 1u))) & ((1u << N) - 1u);
     }
     static bool any(int pred, EMU_SITE) {
-        static_assert(N <= 32, "any needs a tile of at most 32 threads");
-        return __any_sync(mask(), pred, EMU_AT) != 0;
+        if constexpr (N > 32) return ::__emu::cgd::big_tile_reduce<N>(pred != 0, ::__emu::cgd::logical_or(), EMU_AT);
+        else return __any_sync(mask(), pred, EMU_AT) != 0;
     }
     static bool all(int pred, EMU_SITE) {
-        static_assert(N <= 32, "all needs a tile of at most 32 threads");
-        return __all_sync(mask(), pred, EMU_AT) != 0;
+        if constexpr (N > 32) return ::__emu::cgd::big_tile_reduce<N>(pred != 0, ::__emu::cgd::logical_and(), EMU_AT);
+        else return __all_sync(mask(), pred, EMU_AT) != 0;
     }
     template <class T>
     static unsigned match_any(T v, EMU_SITE) {
@@ -316,6 +397,8 @@ template <class T> struct bit_xor { T operator()(const T& a, const T& b) const {
 namespace __emu_detail {
 template <class G> struct is_small_tile : std::false_type {};
 template <unsigned N, class P> struct is_small_tile<thread_block_tile<N, P>> : std::bool_constant<(N <= 32)> {};
+template <class G> struct big_tile_size : std::integral_constant<unsigned, 0> {};
+template <unsigned N, class P> struct big_tile_size<thread_block_tile<N, P>> : std::integral_constant<unsigned, (N > 32 ? N : 0)> {};
 }  // namespace __emu_detail
 
 // cg::reduce: every thread of the group gets op over all members (butterfly order for tiles,
@@ -326,6 +409,8 @@ static inline T reduce(const G& g, T val, Op op, EMU_SITE) {
     if constexpr (__emu_detail::is_small_tile<D>::value) {
         for (unsigned off = D::numThreads / 2; off > 0; off /= 2) val = op(val, g.shfl_xor(val, off, EMU_AT));
         return val;
+    } else if constexpr (__emu_detail::big_tile_size<D>::value != 0) {
+        return ::__emu::cgd::big_tile_reduce<D::numThreads>(val, op, EMU_AT);
     } else if constexpr (std::is_same_v<D, coalesced_group>) {
         const unsigned n = static_cast<unsigned>(g.size());
         if ((n & (n - 1)) == 0 && g._mask == 0xffffffffu) {
@@ -338,28 +423,39 @@ static inline T reduce(const G& g, T val, Op op, EMU_SITE) {
         return acc;
     } else {
         static_assert(__emu_detail::is_small_tile<D>::value || std::is_same_v<D, coalesced_group>,
-                      "cg::reduce needs a thread_block_tile of at most 32 threads or a coalesced_group");
+                      "cg::reduce needs a thread_block_tile or a coalesced_group");
         return val;
     }
 }
 
 template <class G, class T, class Op>
 static inline T inclusive_scan(const G& g, T val, Op op, EMU_SITE) {
-    const unsigned n = static_cast<unsigned>(g.size());
-    const unsigned r = static_cast<unsigned>(g.thread_rank());
-    for (unsigned off = 1; off < n; off *= 2) {
-        T o = g.shfl_up(val, off, EMU_AT);
-        if (r >= off) val = op(o, val);
+    if constexpr (__emu_detail::big_tile_size<std::decay_t<G>>::value != 0) {
+        return ::__emu::cgd::big_tile_scan<std::decay_t<G>::numThreads>(val, op, EMU_AT);
+    } else {
+        const unsigned n = static_cast<unsigned>(g.size());
+        const unsigned r = static_cast<unsigned>(g.thread_rank());
+        for (unsigned off = 1; off < n; off *= 2) {
+            T o = g.shfl_up(val, off, EMU_AT);
+            if (r >= off) val = op(o, val);
+        }
+        return val;
     }
-    return val;
 }
 template <class G, class T>
 static inline T inclusive_scan(const G& g, T val, EMU_SITE) { return inclusive_scan(g, val, plus<T>(), EMU_AT); }
 template <class G, class T, class Op>
 static inline T exclusive_scan(const G& g, T val, Op op, EMU_SITE) {
-    T inc = inclusive_scan(g, val, op, EMU_AT);
-    T prev = g.shfl_up(inc, 1, EMU_AT);
-    return g.thread_rank() == 0 ? T{} : prev;
+    if constexpr (__emu_detail::big_tile_size<std::decay_t<G>>::value != 0) {
+        constexpr unsigned N = std::decay_t<G>::numThreads;
+        T inc = ::__emu::cgd::big_tile_scan<N>(val, op, EMU_AT);
+        T prev = ::__emu::cgd::big_tile_shfl<N>(inc, (static_cast<unsigned>(g.thread_rank()) + N - 1u) % N, EMU_AT);
+        return g.thread_rank() == 0 ? T{} : prev;
+    } else {
+        T inc = inclusive_scan(g, val, op, EMU_AT);
+        T prev = g.shfl_up(inc, 1, EMU_AT);
+        return g.thread_rank() == 0 ? T{} : prev;
+    }
 }
 template <class G, class T>
 static inline T exclusive_scan(const G& g, T val, EMU_SITE) { return exclusive_scan(g, val, plus<T>(), EMU_AT); }
@@ -381,8 +477,24 @@ static inline void wait(const G& g, EMU_SITE) { g.sync(EMU_AT); }
 template <unsigned K, class G>
 static inline void wait_prior(const G& g, EMU_SITE) { g.sync(EMU_AT); }
 
+// invoke_one (CUDA 12.1): one member calls fn; invoke_one_broadcast gives its result to all
+template <class G, class Fn, class... Args>
+static inline void invoke_one(const G& g, Fn&& fn, Args&&... args) {
+    if (g.thread_rank() == 0) static_cast<Fn&&>(fn)(static_cast<Args&&>(args)...);
+}
+template <class G, class Fn, class... Args>
+static inline auto invoke_one_broadcast(const G& g, Fn&& fn, Args&&... args) {
+    using R = decltype(static_cast<Fn&&>(fn)(static_cast<Args&&>(args)...));
+    R r{};
+    if (g.thread_rank() == 0) r = static_cast<Fn&&>(fn)(static_cast<Args&&>(args)...);
+    return g.shfl(r, 0);
+}
+
 namespace details {}
-namespace experimental {}
+namespace experimental {
+template <unsigned N, class ParentT>
+static inline thread_block_tile<N, ParentT> tiled_partition(const ParentT& p) { return cooperative_groups::tiled_partition<N>(p); }
+}  // namespace experimental
 }  // namespace cooperative_groups
 
 #undef EMU_SITE

@@ -57,6 +57,23 @@ extern "C" __global__ void cg_big_tile(int* out) {
     out[threadIdx.x] = s[base + (63 - tile.thread_rank())] + 1000 * tile.meta_group_rank();
 }
 
+// tiles of 64..256 threads with collectives: cg::reduce, scans, shfl, any/all, the form of the
+// cuda-samples reduction's multi_warp_cg_reduce (block_tile_memory scratch, then tiled_partition)
+template <unsigned TILE>
+__global__ void cg_big_tile_collectives(const int* x, const float* f, int* isum, float* fmax, int* incl, int* excl,
+                                        int* sh, int* anyall) {
+    __shared__ cg::block_tile_memory<256> scratch;
+    cg::thread_block block = cg::this_thread_block(scratch);
+    auto tile = cg::tiled_partition<TILE>(block);
+    const unsigned t = block.thread_rank();
+    isum[t] = cg::reduce(tile, x[t], cg::plus<int>());
+    fmax[t] = cg::reduce(tile, f[t], cg::greater<float>());
+    incl[t] = cg::inclusive_scan(tile, x[t]);
+    excl[t] = cg::exclusive_scan(tile, x[t], cg::plus<int>());
+    sh[t] = tile.shfl(x[t], (tile.thread_rank() + 5) % TILE);
+    anyall[t] = 2 * tile.any(x[t] == 7) + tile.all(x[t] >= 0);
+}
+
 // coalesced_threads: warp-aggregated atomic increment (NVIDIA developer blog pattern)
 __device__ int atomicAggInc(int* ctr) {
     auto g = cg::coalesced_threads();
