@@ -303,3 +303,100 @@ extern "C" __global__ void k(float* out, int dim1, int dim3) {
     A.RawModule(code=code).get_function("k")((1,), (8,), (out, np.int32(2), np.int32(3)))
     assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
     np.testing.assert_array_equal(d.down(out, 8, np.float32), [2.5 + i if i < 6 else 0 for i in range(8)])
+
+
+WARP_SYNC = r'''
+// M. Harris, "Optimizing Parallel Reduction in CUDA" (reduce6): the last warp without __syncwarp
+template <unsigned int blockSize>
+__device__ void warpReduce(volatile int* sdata, unsigned int tid) {
+    if (blockSize >= 64) sdata[tid] += sdata[tid + 32];
+    if (blockSize >= 32) sdata[tid] += sdata[tid + 16];
+    if (blockSize >= 16) sdata[tid] += sdata[tid + 8];
+    if (blockSize >= 8) sdata[tid] += sdata[tid + 4];
+    if (blockSize >= 4) sdata[tid] += sdata[tid + 2];
+    if (blockSize >= 2) sdata[tid] += sdata[tid + 1];
+}
+template <unsigned int blockSize>
+__global__ void reduce6(const int* g_idata, int* g_odata, unsigned int n) {
+    extern __shared__ int sdata[];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * (blockSize * 2) + tid;
+    unsigned int gridSize = blockSize * 2 * gridDim.x;
+    sdata[tid] = 0;
+    while (i < n) { sdata[tid] += g_idata[i] + (i + blockSize < n ? g_idata[i + blockSize] : 0); i += gridSize; }
+    __syncthreads();
+    if (blockSize >= 128) { if (tid < 64) { sdata[tid] += sdata[tid + 64]; } __syncthreads(); }
+    if (tid < 32) warpReduce<blockSize>(sdata, tid);
+    if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+}
+// the older cuda-samples form: a local volatile pointer, `mySum` kept in a register
+extern "C" __global__ void reduce_samples(const float* x, float* out) {
+    __shared__ float sdata[128];
+    unsigned int tid = threadIdx.x;
+    float mySum = x[blockIdx.x * 128 + tid];
+    sdata[tid] = mySum;
+    __syncthreads();
+    if (tid < 64) sdata[tid] = mySum = mySum + sdata[tid + 64];
+    __syncthreads();
+    if (tid < 32) {
+        volatile float* smem = sdata;
+        smem[tid] = mySum = mySum + smem[tid + 32];
+        smem[tid] = mySum = mySum + smem[tid + 16];
+        smem[tid] = mySum = mySum + smem[tid + 8];
+        smem[tid] = mySum = mySum + smem[tid + 4];
+        smem[tid] = mySum = mySum + smem[tid + 2];
+        smem[tid] = mySum = mySum + smem[tid + 1];
+    }
+    if (tid == 0) out[blockIdx.x] = sdata[0];
+}
+// other spellings: a cast, `T volatile*`, reinterpret_cast, a prefix scan over one warp
+extern "C" __global__ void warp_scan_spellings(const int* x, int* scan, int* total) {
+    __shared__ int s[64];
+    const int lane = threadIdx.x;
+    s[lane] = 0;
+    s[lane + 32] = x[lane];
+    int* base = s + 32;
+    for (int off = 1; off < 32; off *= 2)
+        ((volatile int*)base)[lane] += ((volatile int*)base)[lane - off];   // Hillis-Steele, lockstep
+    int volatile* v = base;
+    scan[lane] = v[lane];
+    volatile int* r = reinterpret_cast<volatile int*>(s);
+    r[lane] = v[31];
+    if (lane == 0) total[0] = r[lane] + r[31] - r[0];
+}
+'''
+
+
+def test_implicit_warp_synchronous_code_sees_lockstep_lanes(d):
+    """Warp-synchronous code through volatile pointers (no __syncwarp) gives what a converged warp
+    gives: every lane's loads of a statement happen before any lane's store. Run lane after lane, the
+    reductions below summed 4x too little (silently)."""
+    mod = A.RawModule(code=WARP_SYNC, name_expressions=["reduce6<128>", "reduce6<64>"])
+    rng = np.random.default_rng(21)
+    x = rng.integers(-100, 100, 5000).astype(np.int32)
+    for bs in (128, 64):
+        po = d.zeros(8, np.int32)
+        mod.get_function(f"reduce6<{bs}>")((8,), (bs,), (d.up(x), po, np.uint32(x.size)), shared_mem=bs * 4)
+        assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+        assert d.down(po, 8, np.int32).sum() == x.sum()
+    f = rng.standard_normal(128 * 4).astype(np.float32)
+    po = d.zeros(4, np.float32)
+    mod.get_function("reduce_samples")((4,), (128,), (d.up(f), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_allclose(d.down(po, 4, np.float32), f.reshape(4, 128).astype(np.float64).sum(1), rtol=1e-5,
+                               atol=1e-5)
+    xi = rng.integers(-9, 10, 32).astype(np.int32)
+    ps, pt = d.zeros(32, np.int32), d.zeros(1, np.int32)
+    mod.get_function("warp_scan_spellings")((1,), (32,), (d.up(xi), ps, pt))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(ps, 32, np.int32), np.cumsum(xi))
+    assert d.down(pt, 1, np.int32)[0] == xi.sum()
+
+
+def test_a_volatile_pointer_template_parameter_that_must_be_deduced_is_a_clear_compile_error():
+    code = r'''
+template <class T> __device__ void wr(volatile T* s, int t) { s[t] += s[t + 1]; }
+extern "C" __global__ void k(float* p) { wr(p, threadIdx.x); }
+'''
+    with pytest.raises(emulator.CompileException, match=r"give the template argument explicitly"):
+        emulator.compile_module(code, filename="deduce.cu")

@@ -76,8 +76,9 @@ _SYNC_PRIMITIVES = frozenset(
     __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync __nanosleep
     sync shfl shfl_up shfl_down shfl_xor ballot any all match_any match_all reduce inclusive_scan
     exclusive_scan coalesced_threads labeled_partition binary_partition wait wait_prior memcpy_async
-    __emu_grid_sync __emu_tile_sync""".split()
+    __emu_grid_sync __emu_tile_sync vptr vref vptr_cast""".split()
 )
+_LOCKSTEP_TYPES = frozenset(("vptr", "vref"))   # the rewritten volatile pointers, see _rewrite_volatile
 _KEYWORDS = frozenset(
     """if for while switch catch return sizeof alignof decltype typeid static_assert noexcept throw
     __attribute__ alignas __align__ __launch_bounds__ do else case new delete constexpr consteval
@@ -416,6 +417,39 @@ def _rewrite_extern_shared(text: str) -> str:
     return "".join(out)
 
 
+# Volatile pointers in user code become ::__emu::vptr<T> (see cuda_emu.h, "implicit warp-synchronous
+# code"): each access is a lockstep point of the warp, so `volatile T* s; s[tid] += s[tid + 16];`
+# gives what a converged warp gives instead of one lane's view.
+_NOT_TYPE = r"(?!(?:static|extern|thread_local|inline|return|register|typedef|constexpr|template|typename|" \
+            r"volatile|const|__attribute__|else|case|do|goto|new|delete|sizeof)\b)"
+_TNAME = _NOT_TYPE + r"(?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*(?:\s*<[^<>;{}()]*>)?"
+_TYPE = rf"{_TNAME}(?:\s+{_TNAME})*?"
+_VOLATILE_RES = (
+    # reinterpret_cast<volatile T*>(x), reinterpret_cast<T volatile*>(x)
+    (re.compile(rf"\breinterpret_cast\s*<\s*(?P<c>const\s+)?volatile\s+(?P<t>{_TYPE})\s*\*\s*>"), "::__emu::vptr_cast<{t}>"),
+    (re.compile(rf"\breinterpret_cast\s*<\s*(?P<c>const\s+)?(?P<t>{_TYPE})\s+volatile\s*\*\s*>"), "::__emu::vptr_cast<{t}>"),
+    # [const] volatile T *  /  [const] T volatile *
+    (re.compile(rf"(?P<c>\bconst\s+)?\bvolatile\s+(?P<c2>const\s+)?(?P<t>{_TYPE})\s*\*(?!\s*volatile)"), "::__emu::vptr<{t}> "),
+    (re.compile(rf"(?<![\w>])(?P<c>const\s+)?(?P<t>{_TYPE})\s+volatile\s*\*"), "::__emu::vptr<{t}> "),
+    # volatile T & (a reference to a volatile element: a proxy by value)
+    (re.compile(rf"(?P<c>\bconst\s+)?\bvolatile\s+(?P<c2>const\s+)?(?P<t>{_TYPE})\s*&(?!&)"), "::__emu::vref<{t}> "),
+)
+
+
+def _rewrite_volatile(text: str) -> str:
+    """Rewrite volatile pointers / references in user code to the emulator's lockstep proxies (a
+    function that takes or uses one needs fibers: vptr / vref are sync primitives for the scan).
+    Newlines are kept."""
+    for rx, repl in _VOLATILE_RES:
+        def sub(m, repl=repl):
+            t = " ".join(m.group("t").split())
+            if m.group("c") or (m.groupdict().get("c2")):
+                t = "const " + t
+            return repl.format(t=t) + "\n" * m.group(0).count("\n")
+        text = rx.sub(sub, text)
+    return text
+
+
 _TOKEN_RE = re.compile(
     r'"(?:\\.|[^"\\\n])*"'
     r"|'(?:\\.|[^'\\\n])*'"
@@ -479,6 +513,8 @@ class _Scan:
                     kind, name, start = scopes.pop()
                     if kind in ("func", "class") and name:
                         ids = {x for x in toks[start + 1 : i] if x[0].isalpha() or x[0] == "_"}
+                        if kind == "func":   # a volatile pointer parameter (a lockstep proxy) needs fibers too
+                            ids.update(x for x in toks[self._boundary(start) : start] if x in _LOCKSTEP_TYPES)
                         self.defs.setdefault(name, set()).update(ids)
                         if kind == "func" and name.startswith("operator"):
                             if not any(s[0] == "class" for s in scopes):
@@ -1367,6 +1403,10 @@ def _explain(log: str) -> str:
     if re.search(r"cupy/[^\n]*No such file", log):
         hints.append("<cupy/...> headers come with CuPy: install CuPy (e.g. pip install cupy-cuda12x) and the "
                      "emulator puts them on the include path as CuPy does for NVRTC")
+    if "__emu::vptr" in log or "__emu::vref" in log:
+        hints.append("the emulator runs volatile pointers (`volatile T*`) as ::__emu::vptr<T>, so that warp-synchronous "
+                     "code sees lockstep lanes; a template that must deduce T from a volatile pointer parameter "
+                     "cannot: give the template argument explicitly")
     if re.search(r"this_multi_grid|multi_grid_group|cluster_group|this_cluster", log):
         hints.append("multi-grid groups and thread-block clusters are not supported by the emulator")
     return ("".join(f"note: {h}\n" for h in hints)) + log
@@ -1395,7 +1435,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         last = 0
         for a, b in segs:
             pieces.append(pre_text[last:a])
-            seg = _rewrite_extern_shared(pre_text[a:b])
+            seg = _rewrite_volatile(_rewrite_extern_shared(pre_text[a:b]))
             pieces.append(seg)
             user_text.append(seg)
             last = b

@@ -1542,6 +1542,119 @@ static inline unsigned __reduce_xor_sync(unsigned mask, unsigned value, EMU_SITE
 #undef EMU_AT
 
 // ---------------------------------------------------------------------------------------------
+// 7b. Implicit warp-synchronous code: volatile pointers
+// ---------------------------------------------------------------------------------------------
+// Code written for lockstep warps (the classic reductions: `volatile float* s = sdata;
+// s[tid] += s[tid + 16]; ...` with no __syncwarp) relies on every lane of a converged warp doing a
+// statement's loads before any lane does its store. A GPU gives that in practice; running one lane
+// after the other would silently give another sum. So the loader rewrites every volatile pointer in
+// user code (`volatile T*`, `T volatile*`, `reinterpret_cast<volatile T*>`, `volatile T&`) to
+// ::__emu::vptr<T> / vref<T>, and each access through one first lets the other runnable lanes of the
+// warp run up to their own next volatile access (round robin in lane order). Straight-line
+// warp-synchronous code then sees what a converged warp sees; a kernel that reaches such code
+// runs on fibers.
+namespace __emu {
+static inline void lockstep() {
+    Fiber* f = tls.cur;
+    if (!f) return;
+    Executor& ex = *tls.ex;
+    const unsigned lane = f->linear & 31u, base = f->linear - lane;
+    for (unsigned k = 1; k < 32; ++k) {
+        const unsigned j = base + ((lane + k) & 31u);
+        if (j < ex.nthreads && ex.fibers[j].state == ST_READY) {
+            tls.cur = &ex.fibers[j];
+            tls.tid = ex.fibers[j].tid;
+            ctx_swap(&f->ctx, &ex.fibers[j].ctx);
+            return;  // whoever resumed this lane set tls.cur / tls.tid
+        }
+    }
+}
+
+template <class T> struct vptr;
+// one volatile element: every read and write is a lockstep point
+template <class T>
+struct vref {
+    T* p;
+    explicit vref(T* q) : p(q) {}
+    vref(T& r) : p(&r) {}
+    vref(const vref& o) : p(o.p) {}  // user-provided: passing one through printf's ... is a compile error, not garbage
+    T load() const {
+        lockstep();
+        if constexpr (std::is_scalar_v<std::remove_cv_t<T>>) return *const_cast<const volatile T*>(p);
+        else return *p;
+    }
+    operator T() const { return load(); }
+    const vref& store(std::remove_cv_t<T> v) const {  // by value: the source may be volatile itself
+        lockstep();
+        if constexpr (std::is_scalar_v<std::remove_cv_t<T>>) *const_cast<volatile T*>(p) = v;
+        else *p = v;
+        return *this;
+    }
+    const vref& operator=(std::remove_cv_t<T> v) const { return store(v); }
+    const vref& operator=(const vref& o) const { return store(o.load()); }
+    template <class U> const vref& operator+=(const U& u) const { auto v = load(); v += u; return store(v); }
+    template <class U> const vref& operator-=(const U& u) const { auto v = load(); v -= u; return store(v); }
+    template <class U> const vref& operator*=(const U& u) const { auto v = load(); v *= u; return store(v); }
+    template <class U> const vref& operator/=(const U& u) const { auto v = load(); v /= u; return store(v); }
+    template <class U> const vref& operator%=(const U& u) const { auto v = load(); v %= u; return store(v); }
+    template <class U> const vref& operator&=(const U& u) const { auto v = load(); v &= u; return store(v); }
+    template <class U> const vref& operator|=(const U& u) const { auto v = load(); v |= u; return store(v); }
+    template <class U> const vref& operator^=(const U& u) const { auto v = load(); v ^= u; return store(v); }
+    template <class U> const vref& operator<<=(const U& u) const { auto v = load(); v <<= u; return store(v); }
+    template <class U> const vref& operator>>=(const U& u) const { auto v = load(); v >>= u; return store(v); }
+    const vref& operator++() const { auto v = load(); ++v; return store(v); }
+    const vref& operator--() const { auto v = load(); --v; return store(v); }
+    T operator++(int) const { auto v = load(); auto r = v; ++v; store(v); return r; }
+    T operator--(int) const { auto v = load(); auto r = v; --v; store(v); return r; }
+    vptr<T> operator&() const { return vptr<T>(p); }
+};
+
+// a pointer to volatile T: same size and bits as T*, so a kernel may take one as a parameter
+template <class T>
+struct vptr {
+    T* p;
+    vptr() = default;
+    vptr(T* q) : p(q) {}
+    vptr(std::nullptr_t) : p(nullptr) {}
+    template <class U, class = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+    vptr(vptr<U> o) : p(o.p) {}
+    explicit vptr(void* q) : p(static_cast<T*>(q)) {}
+    explicit vptr(const void* q) : p(static_cast<T*>(const_cast<void*>(q))) {}
+    vref<T> operator[](long long i) const { return vref<T>(p + i); }
+    vref<T> operator*() const { return vref<T>(p); }
+    T* operator->() const { return p; }
+    explicit operator bool() const { return p != nullptr; }
+    explicit operator T*() const { return p; }
+    explicit operator void*() const { return const_cast<void*>(static_cast<const volatile void*>(p)); }
+    template <class I, class = std::enable_if_t<std::is_integral_v<I>>> vptr operator+(I i) const { return vptr(p + i); }
+    template <class I, class = std::enable_if_t<std::is_integral_v<I>>> vptr operator-(I i) const { return vptr(p - i); }
+    template <class I, class = std::enable_if_t<std::is_integral_v<I>>> friend vptr operator+(I i, vptr a) { return vptr(a.p + i); }
+    long long operator-(vptr o) const { return p - o.p; }
+    template <class I> vptr& operator+=(I i) { p += i; return *this; }
+    template <class I> vptr& operator-=(I i) { p -= i; return *this; }
+    vptr& operator++() { ++p; return *this; }
+    vptr& operator--() { --p; return *this; }
+    vptr operator++(int) { vptr r = *this; ++p; return r; }
+    vptr operator--(int) { vptr r = *this; --p; return r; }
+    friend bool operator==(vptr a, vptr b) { return a.p == b.p; }
+    friend bool operator!=(vptr a, vptr b) { return a.p != b.p; }
+    friend bool operator<(vptr a, vptr b) { return a.p < b.p; }
+    friend bool operator>(vptr a, vptr b) { return a.p > b.p; }
+    friend bool operator<=(vptr a, vptr b) { return a.p <= b.p; }
+    friend bool operator>=(vptr a, vptr b) { return a.p >= b.p; }
+};
+// reinterpret_cast<volatile T*>(x)
+template <class T, class U>
+static inline vptr<T> vptr_cast(U u) {
+    if constexpr (std::is_pointer_v<U>) return vptr<T>((T*)(u));
+    else if constexpr (std::is_integral_v<U>) return vptr<T>(reinterpret_cast<T*>(u));
+    else return vptr<T>((T*)(u.p));
+}
+template <class T> struct is_vptr : std::false_type {};
+template <class T> struct is_vptr<vptr<T>> : std::true_type {};
+}  // namespace __emu
+
+// ---------------------------------------------------------------------------------------------
 // 8. Atomics (real across OS threads: std::atomic_ref, relaxed) and fences
 // ---------------------------------------------------------------------------------------------
 namespace __emu {
@@ -1939,7 +2052,7 @@ struct alignas(alignof(T)) RawArg {
 };
 template <class T>
 static constexpr char kind_of() {
-    if constexpr (std::is_pointer_v<T> || std::is_null_pointer_v<T>) return 'p';
+    if constexpr (std::is_pointer_v<T> || std::is_null_pointer_v<T> || is_vptr<T>::value) return 'p';
     else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return 'i';
     else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) return 'f';
     else return 'o';
