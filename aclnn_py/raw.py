@@ -19,6 +19,7 @@ with a message (``acl.get_recent_err_msg()``) naming the kernel and the block.
 """
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Sequence
@@ -64,6 +65,17 @@ def _stream(stream):
     return s
 
 
+_CUCOMPLEX_INCLUDE = re.compile(r"^\s*#\s*include\s*<\s*cuComplex\.h\s*>.*$", re.M)
+
+
+def _translate_cucomplex(code: str) -> str:
+    """CuPy's ``translate_cucomplex=True``: ``#include <cuComplex.h>`` becomes CuPy's bridge, which maps
+    the cuComplex API onto CuPy's ``complex<T>`` (so ``cuCadd`` works on both precisions). Needs CuPy's
+    headers (on the emulator too: without CuPy the compile error says to install it)."""
+    return _CUCOMPLEX_INCLUDE.sub("#include <cupy/complex.cuh>\n#include <cupy/cuComplex_bridge.h>  // translate_cucomplex",
+                                  code)
+
+
 class RawModule:
     """``cupy.RawModule`` look-alike: compiled lazily, once per process backend."""
 
@@ -81,6 +93,8 @@ class RawModule:
             code = None
         elif path is not None:
             code = Path(path).read_text()
+        if translate_cucomplex and code is not None:
+            code = _translate_cucomplex(code)
         self.code = code
         self.options = tuple(options)
         self.name_expressions = tuple(name_expressions) if name_expressions else None

@@ -400,3 +400,155 @@ extern "C" __global__ void k(float* p) { wr(p, threadIdx.x); }
 '''
     with pytest.raises(emulator.CompileException, match=r"give the template argument explicitly"):
         emulator.compile_module(code, filename="deduce.cu")
+
+
+DISJOINT = r'''
+// two data-dependent halves of a warp shuffle over their own masks, then the whole warp meets
+#define SPLIT                                                        \
+    int v = in[threadIdx.x];                                         \
+    unsigned odd = __ballot_sync(0xffffffffu, v & 1);                \
+    unsigned m = (v & 1) ? odd : ~odd;                               \
+    int s = __shfl_sync(m, v, __ffs(m) - 1);
+extern "C" __global__ void then_ballot(const int* in, int* out) {
+    SPLIT out[threadIdx.x] = s + (int)(__ballot_sync(0xffffffffu, 1) != 0xffffffffu);
+}
+extern "C" __global__ void then_syncwarp_sites(const int* in, int* out) {
+    int v = in[threadIdx.x];
+    unsigned odd = __ballot_sync(0xffffffffu, v & 1);
+    unsigned m = (v & 1) ? odd : ~odd;
+    int s;
+    if (v & 1) s = __shfl_sync(m, v, __ffs(m) - 1);
+    else       s = __shfl_sync(m, v, __ffs(m) - 1);
+    __syncwarp();
+    out[threadIdx.x] = s;
+}
+// a real cycle: lane 0 needs lane 1, lane 1 needs lane 2, lane 2 needs lane 0
+extern "C" __global__ void cycle(int* out) {
+    const unsigned t = threadIdx.x;
+    const unsigned m = t == 0 ? 0x3u : t == 1 ? 0x6u : 0x5u;
+    out[t] = __shfl_sync(m, (int)t, t == 2 ? 0 : (int)t);
+}
+'''
+
+
+def test_disjoint_collectives_then_the_whole_warp(d):
+    """Lanes waiting in one collective while the warp's other lanes start another one that names
+    them: valid CUDA when the first can still complete (it used to be reported as an error); a real
+    cycle is a deadlock report, not a hang."""
+    mod = A.RawModule(code=DISJOINT)
+    x = np.random.default_rng(5).integers(0, 50, 32).astype(np.int32)
+    odd = (x & 1).astype(bool)
+    want = np.where(odd, x[odd][0], x[~odd][0])
+    for k in ("then_ballot", "then_syncwarp_sites"):
+        po = d.zeros(32, np.int32)
+        mod.get_function(k)((1,), (32,), (d.up(x), po))
+        assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+        np.testing.assert_array_equal(d.down(po, 32, np.int32), want)
+    po = d.zeros(3, np.int32)
+    mod.get_function("cycle")((1,), (3,), (po,))
+    assert acl.rt.synchronize_device() == 507015
+    assert "deadlock" in acl.get_recent_err_msg()
+
+
+MISC = r'''
+#include <cuda.h>
+// directed-rounding arithmetic (cuda-samples "interval"), umin/umax (mergeSort), CUDA_VERSION (GLM)
+extern "C" __global__ void rounding(const float* a, const float* b, float* f, const double* c, double* g) {
+    const int i = threadIdx.x;
+    f[8 * i + 0] = __fadd_rd(a[i], b[i]);  f[8 * i + 1] = __fadd_ru(a[i], b[i]);
+    f[8 * i + 2] = __fmul_rz(a[i], b[i]);  f[8 * i + 3] = __fdiv_ru(a[i], b[i]);
+    f[8 * i + 4] = __fsqrt_rd(a[i]);       f[8 * i + 5] = __fmaf_ru(a[i], b[i], 1.0f);
+    f[8 * i + 6] = __int2float_rz(16777217 + i);  f[8 * i + 7] = __double2float_ru(c[i]);
+    g[2 * i + 0] = __dadd_rd(c[i], 1e-30); g[2 * i + 1] = __dadd_ru(c[i], 1e-30);
+}
+extern "C" __global__ void misc(unsigned int* u, int* v) {
+    u[threadIdx.x] = umin(threadIdx.x, 5u) + 100u * umax(threadIdx.x, 3u);
+    if (threadIdx.x == 0) { v[0] = CUDA_VERSION; v[1] = CUDA_VERSION >= 9000; }
+}
+// a reference parameter is passed as a pointer (gsplat's `const float3& __restrict__ background`)
+extern "C" __global__ void by_reference(const float3& __restrict__ bg, float* out) {
+    out[threadIdx.x] = bg.x + 10.f * bg.y + 100.f * bg.z;
+}
+'''
+
+
+def test_directed_rounding_umin_cuda_version_and_reference_parameters(d):
+    mod = A.RawModule(code=MISC)
+    a = np.array([1.0, 1.0, 3.0, -2.0], np.float32)
+    b = np.array([1e-8, -1e-8, 7.0, 3.0], np.float32)
+    c = np.array([1.0, 1 / 3, -1 / 3, 0.1])
+    pf, pg = d.zeros(32, np.float32), d.zeros(8, np.float64)
+    mod.get_function("rounding")((1,), (4,), (d.up(a), d.up(b), pf, d.up(c), pg))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    f = d.down(pf, 32, np.float32).reshape(4, 8)
+    g = d.down(pg, 8, np.float64).reshape(4, 2)
+    from fractions import Fraction as Q
+
+    def directed(exact, dt):   # (round down, round up) of an exact rational in dtype dt
+        near = dt(float(exact))
+        lo = near if Q(float(near)) <= exact else np.nextafter(near, dt(-np.inf))
+        hi = near if Q(float(near)) >= exact else np.nextafter(near, dt(np.inf))
+        return lo, hi
+    for i in range(4):
+        A_, B_ = Q(float(a[i])), Q(float(b[i]))
+        lo, hi = directed(A_ + B_, np.float32)
+        assert (f[i, 0], f[i, 1]) == (lo, hi)
+        lo, hi = directed(A_ * B_, np.float32)
+        assert f[i, 2] == (lo if A_ * B_ >= 0 else hi)                       # toward zero
+        assert f[i, 3] == directed(A_ / B_, np.float32)[1]
+        if a[i] >= 0:
+            s = np.sqrt(np.float64(a[i]))
+            assert f[i, 4] <= s and np.nextafter(f[i, 4], np.float32(np.inf)) >= s
+        assert f[i, 5] == directed(A_ * B_ + 1, np.float32)[1]
+        assert f[i, 6] == np.float32((16777217 + i) & ~1)   # spacing 2 above 2^24: toward zero drops the odd 1
+        assert f[i, 7] == directed(Q(c[i]), np.float32)[1]
+        lo, hi = directed(Q(c[i]) + Q(1e-30), np.float64)
+        assert (g[i, 0], g[i, 1]) == (lo, hi) and lo < hi
+    pu, pv = d.zeros(8, np.uint32), d.zeros(2, np.int32)
+    mod.get_function("misc")((1,), (8,), (pu, pv))
+    pbg, po = d.up(np.array([1, 2, 3], np.float32)), d.zeros(2, np.float32)
+    mod.get_function("by_reference")((1,), (2,), (pbg, po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    t = np.arange(8)
+    np.testing.assert_array_equal(d.down(pu, 8, np.uint32), np.minimum(t, 5) + 100 * np.maximum(t, 3))
+    assert list(d.down(pv, 2, np.int32)) == [12040, 1]
+    np.testing.assert_array_equal(d.down(po, 2, np.float32), [321, 321])
+
+
+def test_legacy_warp_functions_exist_only_below_sm_70(d):
+    """The pre-CUDA-9 __shfl_down & co. (no mask; NVIDIA's Kepler reduction blog) compile for -arch
+    below sm_70, as NVRTC does, and are an error from sm_70 on."""
+    code = r'''
+__inline__ __device__ int warpReduceSum(int val) {
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) val += __shfl_down(val, offset);
+  return val;
+}
+extern "C" __global__ void k(const int* in, int* out) {
+  int v = warpReduceSum(in[threadIdx.x]);
+  if (threadIdx.x == 0) *out = v + __any(v == 0) * 1000;
+}
+'''
+    x = np.arange(32, dtype=np.int32)
+    po = d.zeros(1, np.int32)
+    A.RawModule(code=code, options=("-arch=sm_60",)).get_function("k")((1,), (32,), (d.up(x), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(po, 1, np.int32)[0] == x.sum()
+    with pytest.raises(emulator.CompileException, match="__shfl_down"):
+        A.RawModule(code=code, options=("-arch=sm_80",)).compile()
+
+
+@pytest.mark.parametrize("src,note", [
+    ("#include <curand_kernel.h>\nextern \"C\" __global__ void k(float* o) { curandState s; "
+     "curand_init(1, threadIdx.x, 0, &s); o[0] = curand_uniform(&s); }", "cuRAND device API"),
+    ("__global__ void child(float* p) { p[0] = 1; }\nextern \"C\" __global__ void k(float* p) "
+     "{ child<<<1, 1>>>(p); }", "dynamic parallelism"),
+    ("#include <cuComplex.h>\nextern \"C\" __global__ void k(cuComplex* a) { a[0] = cuCadd(a[0], a[1]); }",
+     "install CuPy"),
+])
+def test_unsupported_features_are_clear_compile_errors(src, note):
+    import importlib.util
+    if note == "install CuPy" and importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed: its bridge header is found")
+    mod = A.RawModule(code=src, translate_cucomplex=note == "install CuPy")
+    with pytest.raises(emulator.CompileException, match=note):
+        mod.compile()

@@ -1394,12 +1394,17 @@ def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
         raise CompileException(f"{what} timed out after {e.timeout} s") from None
 
 
-def _explain(log: str) -> str:
+def _explain(log: str, code: str = "") -> str:
     hints = []
     if "__emu_unsupported_inline_asm_in_kernel_code" in log:
         hints.append("inline asm (PTX) cannot be emulated on the CPU; guard it with #ifdef __CUDA_ARCH__ or avoid it")
     if re.search(r"(cub/|mma\.h|cuda_pipeline|cuda/std|cuda/|cuda_awbarrier|thrust/)[^\n]*No such file", log):
         hints.append("CUB, Thrust, WMMA/MMA, cp.async pipelines and libcu++ (<cuda/...>) are not supported by the emulator")
+    if re.search(r"curand[\w.]*\.h[^\n]*No such file", log):
+        hints.append("the cuRAND device API (curand_kernel.h) is not supported by the emulator: its generators would "
+                     "have to reproduce the GPU's sequences bit for bit; generate the random numbers on the host")
+    if re.search(r">>>\s*\(", code) and "<<<" in code and "error" in log:
+        hints.append("launching kernels from device code (dynamic parallelism) is not supported by the emulator")
     if re.search(r"cupy/[^\n]*No such file", log):
         hints.append("<cupy/...> headers come with CuPy: install CuPy (e.g. pip install cupy-cuda12x) and the "
                      "emulator puts them on the include path as CuPy does for NVRTC")
@@ -1427,7 +1432,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             inc_flags += ["-I", d]
         r = _run([cxx, *flags, *inc_flags, *defs, "-E", src, "-o", ii], "preprocessing")
         if r.returncode != 0:
-            raise CompileException(f"g++ could not preprocess {fname} for the emulator:\n" + _explain(r.stderr[-30000:]))
+            raise CompileException(f"g++ could not preprocess {fname} for the emulator:\n" + _explain(r.stderr[-30000:], code))
         pre_text = pathlib.Path(ii).read_text(errors="replace")
         segs = _user_segments(pre_text)
         pieces = []
@@ -1517,7 +1522,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
                 f.write("\n".join(reg) + "\n")
             r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
         if r.returncode != 0:
-            raise CompileException(f"g++ could not compile {fname} for the emulator:\n" + _explain(r.stderr[-30000:]))
+            raise CompileException(f"g++ could not compile {fname} for the emulator:\n" + _explain(r.stderr[-30000:], code))
         with open(tmp_meta, "w") as f:
             json.dump({"kernels": table, "version": _EMU_VERSION, "globals": _module_globals(tmp_so)}, f)
         os.replace(tmp_meta, meta_path)

@@ -65,6 +65,7 @@
 #include <cmath>
 #include <math.h>
 #undef lerp
+#include <cfenv>
 #include <climits>
 #include <cfloat>
 #include <cassert>
@@ -784,15 +785,11 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
                  warp, mask, op_name(g->op), base_name(g->file), g->line, op_name(op), base_name(file), line,
                  g->op == op ? " (different operand size or width)" : "");
     } else {
-        if (uint32_t busy = eff & w.waiting) {
-            unsigned j = __builtin_ctz(busy);
-            const Group* o = group_naming(w, 1u << j);
-            fail("%s (%s:%d) by thread (%u,%u,%u) with mask 0x%08x: lane %u of warp %u, named in the mask, waits in "
-                 "%s (%s:%d) with mask 0x%08x", op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z,
-                 mask, j, warp, o ? op_name(o->op) : "?", o ? base_name(o->file) : "?", o ? o->line : 0, o ? o->given : 0);
-        }
-        // (A pending group naming this lane is fine: the lane may run other collectives with
-        // disjoint masks first, e.g. inside a branch, and arrive later; real cycles are deadlocks.)
+        // A named lane that waits in another collective is fine: that one may still complete (its other
+        // lanes are runnable: two halves of a warp shuffle over their own masks, then the whole warp
+        // meets), and so may a pending group naming this lane (the lane may run collectives with
+        // disjoint masks first, e.g. inside a branch). Real cycles leave no runnable thread: the
+        // scheduler reports them as deadlocks.
         for (uint32_t m = eff & ~me; m; m &= m - 1) {
             unsigned j = __builtin_ctz(m);
             const Fiber& o = ex.fibers[base + j];
@@ -1770,6 +1767,8 @@ EMU_MINMAX(unsigned long long, unsigned long long, unsigned long long)
 EMU_MINMAX(unsigned long long, long long, unsigned long long)
 EMU_MINMAX(unsigned long long, unsigned long long, long long)
 #undef EMU_MINMAX
+static inline unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
+static inline unsigned int umax(unsigned int a, unsigned int b) { return a > b ? a : b; }
 static inline float min(float a, float b) { return fminf(a, b); }
 static inline float max(float a, float b) { return fmaxf(a, b); }
 static inline double min(double a, double b) { return fmin(a, b); }
@@ -1868,6 +1867,49 @@ static inline double __drcp_rn(double x) { return 1.0 / x; }
 static inline double __dsqrt_rn(double x) { return sqrt(x); }
 static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
 
+// Directed rounding (_rz / _ru / _rd): one operation with the host FPU in that mode. g++ does not
+// model the rounding mode, so operands and result pass through volatile: the operation cannot move
+// out of the fesetround window.
+namespace __emu {
+template <class F, class Op>
+__attribute__((noinline)) static F rounded(int mode, Op op) {
+    const int old = fegetround();
+    fesetround(mode);
+    volatile F r = op();
+    fesetround(old);
+    return r;
+}
+}  // namespace __emu
+#define EMU_DIR1(NAME, T, EXPR)                                                                                  \
+    static inline T NAME##_rz(T a) { return ::__emu::rounded<T>(FE_TOWARDZERO, [&] { volatile T x = a; return EXPR; }); } \
+    static inline T NAME##_ru(T a) { return ::__emu::rounded<T>(FE_UPWARD, [&] { volatile T x = a; return EXPR; }); }     \
+    static inline T NAME##_rd(T a) { return ::__emu::rounded<T>(FE_DOWNWARD, [&] { volatile T x = a; return EXPR; }); }
+#define EMU_DIR2(NAME, T, OP)                                                                                    \
+    static inline T NAME##_rz(T a, T b) { return ::__emu::rounded<T>(FE_TOWARDZERO, [&] { volatile T x = a, y = b; return x OP y; }); } \
+    static inline T NAME##_ru(T a, T b) { return ::__emu::rounded<T>(FE_UPWARD, [&] { volatile T x = a, y = b; return x OP y; }); }     \
+    static inline T NAME##_rd(T a, T b) { return ::__emu::rounded<T>(FE_DOWNWARD, [&] { volatile T x = a, y = b; return x OP y; }); }
+#define EMU_DIR3(NAME, T, FN)                                                                                    \
+    static inline T NAME##_rz(T a, T b, T c) { return ::__emu::rounded<T>(FE_TOWARDZERO, [&] { volatile T x = a, y = b, z = c; return FN(x, y, z); }); } \
+    static inline T NAME##_ru(T a, T b, T c) { return ::__emu::rounded<T>(FE_UPWARD, [&] { volatile T x = a, y = b, z = c; return FN(x, y, z); }); }     \
+    static inline T NAME##_rd(T a, T b, T c) { return ::__emu::rounded<T>(FE_DOWNWARD, [&] { volatile T x = a, y = b, z = c; return FN(x, y, z); }); }
+#define EMU_CVT(NAME, FROM, TO)                                                                                  \
+    static inline TO NAME##_rz(FROM a) { return ::__emu::rounded<TO>(FE_TOWARDZERO, [&] { volatile FROM x = a; return static_cast<TO>(x); }); } \
+    static inline TO NAME##_ru(FROM a) { return ::__emu::rounded<TO>(FE_UPWARD, [&] { volatile FROM x = a; return static_cast<TO>(x); }); }     \
+    static inline TO NAME##_rd(FROM a) { return ::__emu::rounded<TO>(FE_DOWNWARD, [&] { volatile FROM x = a; return static_cast<TO>(x); }); }
+EMU_DIR2(__fadd, float, +) EMU_DIR2(__fsub, float, -) EMU_DIR2(__fmul, float, *) EMU_DIR2(__fdiv, float, /)
+EMU_DIR2(__dadd, double, +) EMU_DIR2(__dsub, double, -) EMU_DIR2(__dmul, double, *) EMU_DIR2(__ddiv, double, /)
+EMU_DIR1(__fsqrt, float, sqrtf(x)) EMU_DIR1(__frcp, float, 1.0f / x) EMU_DIR1(__dsqrt, double, sqrt(x)) EMU_DIR1(__drcp, double, 1.0 / x)
+EMU_DIR3(__fmaf, float, fmaf) EMU_DIR3(__fma, double, fma)
+EMU_CVT(__int2float, int, float) EMU_CVT(__uint2float, unsigned int, float) EMU_CVT(__ll2float, long long, float)
+EMU_CVT(__ull2float, unsigned long long, float) EMU_CVT(__ll2double, long long, double)
+EMU_CVT(__ull2double, unsigned long long, double)
+static inline float __double2float_ru(double a) { return ::__emu::rounded<float>(FE_UPWARD, [&] { volatile double x = a; return static_cast<float>(x); }); }
+static inline float __double2float_rd(double a) { return ::__emu::rounded<float>(FE_DOWNWARD, [&] { volatile double x = a; return static_cast<float>(x); }); }
+#undef EMU_DIR1
+#undef EMU_DIR2
+#undef EMU_DIR3
+#undef EMU_CVT
+
 // type punning
 static inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
 static inline int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
@@ -1881,8 +1923,8 @@ static inline double __hiloint2double(int hi, int lo) {
     return __builtin_bit_cast(double, (static_cast<unsigned long long>(static_cast<unsigned>(hi)) << 32) | static_cast<unsigned>(lo));
 }
 
-// float/double -> integer (saturating, NaN -> 0, like cvt.*) in every rounding mode;
-// integer -> float/double only in round-to-nearest (directed modes are left undefined on purpose)
+// float/double -> integer (saturating, NaN -> 0, like cvt.*) in every rounding mode (integer ->
+// float/double in directed modes: above, with the arithmetic)
 namespace __emu {
 template <class I, class F>
 static inline I cvt_sat(F r) {
@@ -2058,20 +2100,30 @@ static constexpr char kind_of() {
     else return 'o';
 }
 
+// What the launch passes for a kernel parameter of type A: its value, or for a reference parameter
+// (`const float3& bg`, as gsplat's kernels take) the address, as nvcc lowers it (.param .u64).
+template <class A>
+using Passed = std::conditional_t<std::is_reference_v<A>, std::remove_reference_t<A>*, std::decay_t<A>>;
+template <class A>
+static inline A unpass(const unsigned char* b) {
+    if constexpr (std::is_reference_v<A>) return **reinterpret_cast<std::remove_reference_t<A>* const*>(b);
+    else return *reinterpret_cast<const std::decay_t<A>*>(b);
+}
+
 template <class Sig> struct KSig;
 template <class... A>
 struct KSig<void (*)(A...)> {
-    using Tuple = std::tuple<RawArg<std::decay_t<A>>...>;
+    using Tuple = std::tuple<RawArg<Passed<A>>...>;
     static constexpr unsigned N = sizeof...(A);
-    static constexpr unsigned sizes[N + 1] = {static_cast<unsigned>(sizeof(std::decay_t<A>))..., 0u};
-    static constexpr char kinds[N + 1] = {kind_of<std::decay_t<A>>()..., 0};
+    static constexpr unsigned sizes[N + 1] = {static_cast<unsigned>(sizeof(Passed<A>))..., 0u};
+    static constexpr char kinds[N + 1] = {kind_of<Passed<A>>()..., 0};
     template <class K, size_t... I>
     static inline void call(K k, const Tuple& t, std::index_sequence<I...>) {
-        k(*reinterpret_cast<const std::decay_t<A>*>(std::get<I>(t).b)...);
+        k(unpass<A>(std::get<I>(t).b)...);
     }
     template <size_t... I>
     static inline void pack(Tuple& t, void* const* params, std::index_sequence<I...>) {
-        (memcpy(std::get<I>(t).b, params[I], sizeof(std::decay_t<A>)), ...);
+        (memcpy(std::get<I>(t).b, params[I], sizeof(Passed<A>)), ...);
     }
 };
 template <class... A>
@@ -2191,6 +2243,20 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
 #endif
 #ifndef CUDART_VERSION
 #define CUDART_VERSION 12040
+#endif
+#ifndef CUDA_VERSION
+#define CUDA_VERSION 12040   // <cuda.h>'s: GLM and others test it
+#endif
+// Before sm_70, CUDA still offers the pre-9.0 warp functions without a mask (all active lanes);
+// NVRTC refuses them for sm_70 and later, and so does the emulator.
+#if ACLNN_EMU_CUDA_ARCH < 700
+#define __shfl(v, ...) __shfl_sync(__activemask(), v, __VA_ARGS__)
+#define __shfl_up(v, ...) __shfl_up_sync(__activemask(), v, __VA_ARGS__)
+#define __shfl_down(v, ...) __shfl_down_sync(__activemask(), v, __VA_ARGS__)
+#define __shfl_xor(v, ...) __shfl_xor_sync(__activemask(), v, __VA_ARGS__)
+#define __ballot(p) __ballot_sync(__activemask(), p)
+#define __any(p) __any_sync(__activemask(), p)
+#define __all(p) __all_sync(__activemask(), p)
 #endif
 
 #endif  // ACLNN_PY_CUDA_EMU_H
