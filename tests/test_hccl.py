@@ -154,6 +154,35 @@ def test_a_killed_rank_ends_the_job_not_a_hang():
 
 
 @needs_mpi
+def test_a_rank_that_raises_says_goodbye_and_the_job_ends():
+    """An uncaught exception (or sys.exit) in one rank: it tells its peers as it exits, so they fail at
+    once with HCCL_E_REMOTE instead of waiting HCCL_EXEC_TIMEOUT, and nobody hangs in MPI_Finalize
+    (it used to: the whole job under -disable-auto-cleanup)."""
+    r, out = mpirun(3, PROGS / "failures.py", "raise", flags=["-disable-auto-cleanup"], timeout=60,
+                    HCCL_EXEC_TIMEOUT="30")
+    got = re.findall(r"raise left-peer enqueue=0 sync=\d+ async=HCCL_E_REMOTE after ([\d.]+) s msg=[^\[]*rank 1 is "
+                     r"leaving", out)
+    assert len(got) == 2 and all(float(t) < 10 for t in got), out
+    assert "rank 1 fails on purpose" in out, out
+
+
+@needs_mpi
+def test_exiting_without_destroy_ends_normally():
+    r, out = mpirun(3, PROGS / "failures.py", "nodestroy", timeout=60)
+    assert r.returncode == 0 and out.count("nodestroy sync=0") == 3, out
+
+
+@needs_mpi
+def test_a_bad_stream_on_one_rank_still_tells_the_peers():
+    r, out = mpirun(3, PROGS / "failures.py", "badstream", timeout=60)
+    assert r.returncode == 0, out
+    assert "rank 1: badstream enqueue=1 (HCCL_E_PARA)" in out, out
+    assert len(re.findall(r"badstream peer enqueue=0 sync=507015 async=HCCL_E_PARA after [\d.]+ s msg=[^\[]*another "
+                          r"rank passed invalid", out)) == 2, out
+    assert out.count("badstream then matching all-reduce OK") == 3, out
+
+
+@needs_mpi
 def test_a_late_peer_does_not_hold_the_callers():
     """A collective on an idle stream starts on the caller's thread but holds it at most ~50 µs: with
     rank 1 half a second late, the others' calls return at once, and stream order still holds."""

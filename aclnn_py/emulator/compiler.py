@@ -1397,7 +1397,8 @@ def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
 def _explain(log: str, code: str = "") -> str:
     hints = []
     if "__emu_unsupported_inline_asm_in_kernel_code" in log:
-        hints.append("inline asm (PTX) cannot be emulated on the CPU; guard it with #ifdef __CUDA_ARCH__ or avoid it")
+        hints.append("inline asm (PTX) cannot be emulated on the CPU; give the emulator a C++ path: "
+                     "#ifdef __EMU_CPU__ <plain C++> #else asm(...) #endif (__CUDA_ARCH__ is defined here, as on a GPU)")
     if re.search(r"(cub/|mma\.h|cuda_pipeline|cuda/std|cuda/|cuda_awbarrier|thrust/)[^\n]*No such file", log):
         hints.append("CUB, Thrust, WMMA/MMA, cp.async pipelines and libcu++ (<cuda/...>) are not supported by the emulator")
     if re.search(r"curand[\w.]*\.h[^\n]*No such file", log):

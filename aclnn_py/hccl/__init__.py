@@ -26,7 +26,12 @@ every process calls it at the same time, each with the root info of the communic
 """
 from __future__ import annotations
 
+import functools
+import inspect
+import re
 import threading
+
+import numpy as np
 
 from ..acl._state import resolve_stream
 from ..acl.memory import registry
@@ -85,7 +90,35 @@ def _int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-@guarded("HcclGetRootInfo", E, None)
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _api(name: str, *defaults):
+    """The public face of an HCCL call: ``guarded`` (a bug becomes a status), CANN's parameter names
+    accepted as keywords too (``sendBuf=`` for ``send_buf=``), NumPy integers taken as ints (a count
+    from ``np.prod``), and a call with missing or unknown arguments is HCCL_E_PARA naming them."""
+    def wrap(fn):
+        sig = inspect.signature(fn)
+        body = guarded(name, E, *defaults)(fn)
+
+        nparams = len(sig.parameters)
+
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            if kwargs or len(args) != nparams:     # (binding costs microseconds: only off the plain path)
+                kwargs = {k if k in sig.parameters else _snake(k): v for k, v in kwargs.items()}
+                try:
+                    args = sig.bind(*args, **kwargs).args
+                except TypeError as e:
+                    st = fail(R.HCCL_E_PARA, f"{name}{sig}: {e}")
+                    return (*defaults, st) if defaults else st
+            return body(*[int(v) if isinstance(v, np.integer) else v for v in args])
+        return inner
+    return wrap
+
+
+@_api("HcclGetRootInfo", None)
 def HcclGetRootInfo():
     """``root_info, ret``: HCCL_ROOT_INFO_BYTES (4108) bytes that every rank of the new communicator
     passes to ``HcclCommInitRootInfo``; hand them over by any means (mpi4py's bcast, a file)."""
@@ -99,7 +132,7 @@ def HcclGetRootInfo():
     return pack_root_info(eid, payload), R.HCCL_SUCCESS
 
 
-@guarded("HcclCommInitRootInfo", E, None)
+@_api("HcclCommInitRootInfo", None)
 def HcclCommInitRootInfo(n_ranks, root_info, rank):
     """``comm, ret``: join the communicator of ``n_ranks`` ranks described by ``root_info`` as ``rank``.
     Blocks until every rank has joined (``HCCL_CONNECT_TIMEOUT`` seconds at most on MPI)."""
@@ -136,7 +169,7 @@ def _comm(api: str, comm):
     return entry[0], entry[1], R.HCCL_SUCCESS
 
 
-@guarded("HcclCommDestroy", E)
+@_api("HcclCommDestroy")
 def HcclCommDestroy(comm):
     """``ret``: waits for the collectives queued on ``comm``, then releases it."""
     eng, c, st = _comm("HcclCommDestroy", comm)
@@ -148,21 +181,21 @@ def HcclCommDestroy(comm):
     return R.HCCL_SUCCESS
 
 
-@guarded("HcclGetRankSize", E, None)
+@_api("HcclGetRankSize", None)
 def HcclGetRankSize(comm):
     """``rank_size, ret``."""
     _, c, st = _comm("HcclGetRankSize", comm)
     return (None, st) if st else (c.size, R.HCCL_SUCCESS)
 
 
-@guarded("HcclGetRankId", E, None)
+@_api("HcclGetRankId", None)
 def HcclGetRankId(comm):
     """``rank, ret``."""
     _, c, st = _comm("HcclGetRankId", comm)
     return (None, st) if st else (c.rank, R.HCCL_SUCCESS)
 
 
-@guarded("HcclGetCommAsyncError", E, None)
+@_api("HcclGetCommAsyncError", None)
 def HcclGetCommAsyncError(comm):
     """``async_error, ret``: the HcclResult of the latest collective on ``comm`` that failed while it
     ran (a peer lost, a timeout, mismatched arguments across ranks), HCCL_SUCCESS if none."""
@@ -192,7 +225,10 @@ def HcclGetErrorString(code) -> str:
 
 
 # collectives ---------------------------------------------------------------------------------------
-def _collective(api: str, comm, stream, *, send=None, recv=None, count=0, dtype=None, op=None, root=None,
+_ABSENT = object()   # the collective has no such argument (None from the user is a bad value)
+
+
+def _collective(api: str, comm, stream, *, send=None, recv=None, count=0, dtype=None, op=_ABSENT, root=_ABSENT,
                 send_n=None, recv_n=None):
     """Validate, then enqueue ``api``. ``send_n``/``recv_n``: elements each buffer holds (in units of count)."""
     eng, c, st = _comm(api, comm)
@@ -200,6 +236,11 @@ def _collective(api: str, comm, stream, *, send=None, recv=None, count=0, dtype=
         return st
     s, st = resolve_stream(api, stream)
     if st:
+        # the peers must still hear of this call, or every later one pairs with the wrong partner: the
+        # notice goes where this communicator's previous collective went (its order is kept)
+        notice = getattr(c, "last_stream", None) or resolve_stream(api, None)[0]
+        if notice is not None and c.broken is None:
+            eng.enqueue(c, notice, api, {}, valid=False)
         return fail(R.HCCL_E_PARA if st == AclError.ACL_ERROR_RT_INVALID_HANDLE else R.HCCL_E_RUNTIME,
                     f"{api}: stream {stream!r} is not usable (see the message above)")
     if c.broken is not None:
@@ -227,13 +268,13 @@ def _check_args(api, eng, c, send, recv, count, dtype, op, root, send_n, recv_n)
     why = eng.unsupported(dtype)
     if why:
         return None, R.HCCL_E_NOT_SUPPORT, why
-    if op is not None and (not _int(op) or op not in HcclReduceOp._value2member_map_):
+    if op is not _ABSENT and (not _int(op) or op not in HcclReduceOp._value2member_map_):
         return None, R.HCCL_E_PARA, f"op {op!r} is not an HcclReduceOp (SUM 0, PROD 1, MAX 2, MIN 3)"
-    if root is not None and (not _int(root) or not 0 <= root < c.size):
+    if root is not _ABSENT and (not _int(root) or not 0 <= root < c.size):
         return None, R.HCCL_E_PARA, f"root must be a rank in [0, {c.size}), got {root!r}"
     size = DTYPE_SIZE[dtype]
     args = {"send": send, "recv": recv, "count": count, "dtype": int(dtype),
-            "op": -1 if op is None else int(op), "root": -1 if root is None else int(root)}
+            "op": -1 if op is _ABSENT else int(op), "root": -1 if root is _ABSENT else int(root)}
     if count == 0:
         return args, R.HCCL_SUCCESS, ""
     if send_n is None:       # HcclBroadcast: one buffer, written on every rank but the root
@@ -265,14 +306,14 @@ def _check_args(api, eng, c, send, recv, count, dtype, op, root, send_n, recv_n)
     return args, R.HCCL_SUCCESS, ""
 
 
-@guarded("HcclAllReduce", E)
+@_api("HcclAllReduce")
 def HcclAllReduce(send_buf, recv_buf, count, data_type, op, comm, stream):
     """``ret``: recv_buf[i] = op over ranks of send_buf[i], i < count (send_buf == recv_buf: in place)."""
     return _collective("HcclAllReduce", comm, stream, send=send_buf, recv=recv_buf, count=count, dtype=data_type,
                        op=op, send_n=1, recv_n=1)
 
 
-@guarded("HcclReduce", E)
+@_api("HcclReduce")
 def HcclReduce(send_buf, recv_buf, count, data_type, op, root, comm, stream):
     """``ret``: recv_buf on ``root`` = op over ranks of send_buf (recv_buf is not touched elsewhere)."""
     _, c, st = _comm("HcclReduce", comm)
@@ -281,7 +322,7 @@ def HcclReduce(send_buf, recv_buf, count, data_type, op, root, comm, stream):
                        op=op, root=root, send_n=1, recv_n=1 if is_root else None)
 
 
-@guarded("HcclAllGather", E)
+@_api("HcclAllGather")
 def HcclAllGather(send_buf, recv_buf, send_count, data_type, comm, stream):
     """``ret``: recv_buf (send_count × rank_size elements) = the ranks' send_buf in rank order."""
     _, c, st = _comm("HcclAllGather", comm)
@@ -289,13 +330,13 @@ def HcclAllGather(send_buf, recv_buf, send_count, data_type, comm, stream):
                        dtype=data_type, send_n=1, recv_n=c.size if not st else 1)
 
 
-@guarded("HcclBroadcast", E)
+@_api("HcclBroadcast")
 def HcclBroadcast(buf, count, data_type, root, comm, stream):
     """``ret``: buf on every rank = buf on ``root``."""
     return _collective("HcclBroadcast", comm, stream, send=buf, count=count, dtype=data_type, root=root)
 
 
-@guarded("HcclReduceScatter", E)
+@_api("HcclReduceScatter")
 def HcclReduceScatter(send_buf, recv_buf, recv_count, data_type, op, comm, stream):
     """``ret``: rank r's recv_buf = op over ranks of send_buf[r·recv_count : (r+1)·recv_count]."""
     _, c, st = _comm("HcclReduceScatter", comm)
@@ -303,7 +344,7 @@ def HcclReduceScatter(send_buf, recv_buf, recv_count, data_type, op, comm, strea
                        dtype=data_type, op=op, send_n=c.size if not st else 1, recv_n=1)
 
 
-@guarded("HcclBarrier", E)
+@_api("HcclBarrier")
 def HcclBarrier(comm, stream):
     """``ret``: the stream's later work runs once every rank's stream has reached its barrier."""
     return _collective("HcclBarrier", comm, stream)

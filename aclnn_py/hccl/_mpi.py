@@ -2,7 +2,7 @@
 
 A collective is a task on the caller's host stream, run after the kernels queued before it and
 before those queued after it. On an idle stream it starts on the caller's thread and goes on there
-for at most 50 µs (``_INLINE_S``): in a training step the peers are usually there already, and two
+for at most 100 µs per exchange (``_INLINE_S``): in a training step the peers are usually there already, and two
 thread hand-offs cost more than the exchange; whatever is not done by then is finished by the
 stream's worker, so the call still returns at once when peers are late. It is two non-blocking MPI
 collectives, each polled until done:
@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from ._types import DTYPE_NUMPY, HcclDataType, HcclResult
+from ._types import DTYPE_NUMPY, DTYPE_SIZE, HcclDataType, HcclResult
 
 R = HcclResult
 _D = HcclDataType
@@ -53,6 +53,10 @@ _exit_lock = threading.Lock()
 _MPI = None
 
 
+_BYE = 0x4879   # tag of the "this process is leaving" message on a communicator's control channel
+_live: set = set()   # communicators not destroyed yet
+
+
 def _exit_guard():
     if _broken_any:
         for f in (sys.stdout, sys.stderr):
@@ -61,6 +65,11 @@ def _exit_guard():
             except Exception:
                 pass
         os._exit(1)
+    # Leaving with live communicators (an uncaught exception, sys.exit, or no HcclCommDestroy): the
+    # peers may be waiting in a collective this process will never join, and MPI_Finalize would wait
+    # for them. Tell them, so that they fail with HCCL_E_REMOTE at once instead of timing out.
+    for c in list(_live):
+        c.say_goodbye()
 
 
 def load_mpi():
@@ -100,7 +109,7 @@ def connect_timeout() -> float:
         return 120.0
 
 
-_INLINE_S = 50e-6   # how long a collective started on an idle stream may hold the caller (see _advance)
+_INLINE_S = 100e-6   # how long each exchange of a collective started on an idle stream may hold the caller
 
 
 def _check_enabled() -> bool:
@@ -129,6 +138,10 @@ class CollectiveError(RuntimeError):
         super().__init__(f"{message} [{status.name}]")
 
 
+class PeerLeft(CollectiveError):
+    """A peer said goodbye (its process is exiting) instead of taking part."""
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -144,8 +157,13 @@ def _alive(pid: int) -> bool:
 
 
 class MpiComm:
-    def __init__(self, mpi_comm, rank: int, size: int, peers):
+    def __init__(self, mpi_comm, rank: int, size: int, peers, ctrl=None):
         self.comm, self.rank, self.size = mpi_comm, rank, size
+        # control channel (a duplicate of the communicator): a peer that leaves sends a goodbye there
+        self.ctrl = ctrl
+        self.bye_buf = np.zeros(1, np.int32)
+        self.bye = ctrl.Irecv(self.bye_buf, source=_MPI.ANY_SOURCE, tag=_BYE) if ctrl is not None else None
+        self.bye_from = None            # (rank, when seen) of a peer that left
         host = socket.gethostname()
         self.local_peers = [(r, pid) for r, (h, pid) in enumerate(peers) if h == host and r != rank]
         self.seq = 0
@@ -153,16 +171,48 @@ class MpiComm:
         self.broken: CollectiveError | None = None
         self.async_error = R.HCCL_SUCCESS
         self.pending = 0
+        self.last_stream = None        # where the latest collective went (a failed call's notice follows it)
         self.idle = threading.Condition(self.lock)
         self.scratch = np.zeros(1, np.int8)     # the barrier's dummy buffer
 
-    def break_(self, err: CollectiveError) -> CollectiveError:
+    def peer_left(self):
+        """(rank, seconds since its goodbye) of a peer whose process is leaving, or None."""
+        if self.bye_from is None and self.bye is not None:
+            st = _MPI.Status()
+            if self.bye.Test(st):
+                self.bye = None
+                self.bye_from = (st.Get_source(), time.monotonic())
+        return None if self.bye_from is None else (self.bye_from[0], time.monotonic() - self.bye_from[1])
+
+    def stop_listening(self) -> None:
+        if self.bye is not None:
+            self.bye.Cancel()
+            self.bye.Wait()
+            self.bye = None
+
+    def say_goodbye(self) -> None:
+        if self.ctrl is None or self.broken is not None:
+            return
+        try:
+            self.stop_listening()
+            msg = np.array([self.rank], np.int32)
+            reqs = [self.ctrl.Isend(msg, dest=r, tag=_BYE) for r in range(self.size) if r != self.rank]
+            end = time.monotonic() + 1.0      # small messages go out at once (eager)
+            while not _MPI.Request.Testall(reqs) and time.monotonic() < end:
+                time.sleep(1e-3)
+        except Exception:
+            pass
+
+    def break_(self, err: CollectiveError, peer_finalizes: bool = False) -> CollectiveError:
+        """Break the communicator. ``peer_finalizes``: the peer that is missing said goodbye and will
+        call MPI_Finalize itself, so this process may too (a dead peer never will)."""
         global _broken_any
         with self.lock:
             if self.broken is None:
                 self.broken = err
             self.async_error = err.status
-        _broken_any = True
+        if not peer_finalizes:
+            _broken_any = True
         return err
 
 
@@ -196,6 +246,7 @@ class MpiEngine:
             comm = world.Split(color, rank)
             me = (uid, n_ranks, rank, socket.gethostname(), os.getpid())
             everyone = comm.allgather(me)
+            ctrl = comm.Dup()
         problem = None
         if any(e[0] != uid for e in everyone):
             problem = "two communicators' root infos collided; call HcclGetRootInfo again"
@@ -205,9 +256,12 @@ class MpiEngine:
         elif [e[2] for e in everyone] != list(range(n_ranks)):
             problem = f"the ranks given are {sorted(e[2] for e in everyone)}, not 0..{n_ranks - 1} once each"
         if problem:
+            ctrl.Free()
             comm.Free()
             return None, R.HCCL_E_PARA, problem
-        return MpiComm(comm, rank, n_ranks, [(e[3], e[4]) for e in everyone]), R.HCCL_SUCCESS, ""
+        c = MpiComm(comm, rank, n_ranks, [(e[3], e[4]) for e in everyone], ctrl)
+        _live.add(c)
+        return c, R.HCCL_SUCCESS, ""
 
     def destroy(self, c: MpiComm) -> None:
         with c.lock:
@@ -215,7 +269,10 @@ class MpiEngine:
             while c.pending and time.monotonic() < deadline:
                 c.idle.wait(0.1)
             broken = c.broken is not None or c.pending
+        _live.discard(c)
         if not broken:
+            c.stop_listening()
+            c.ctrl.Free()
             c.comm.Free()
 
     # collectives ---------------------------------------------------------------------------
@@ -235,10 +292,11 @@ class MpiEngine:
             seq = c.seq
             c.seq += 1
             c.pending += 1
+            c.last_stream = stream
         sig = [int(valid), KINDS[api], args.get("count", 0), args.get("dtype", -1), args.get("op", -1),
                args.get("root", -1), seq]
 
-        steps = self._steps(c, api, sig, args, valid)
+        steps = self._steps(c, api, sig, args, valid, _check_enabled())
 
         def done():
             with c.lock:
@@ -250,7 +308,7 @@ class MpiEngine:
             complete within _INLINE_S; the rest, if any, goes to the worker."""
             deadline = time.monotonic() + exec_timeout()
             try:
-                rest = self._advance(c, api, steps, deadline, time.perf_counter() + _INLINE_S)
+                rest = self._advance(c, api, steps, deadline, _INLINE_S)
             except BaseException:
                 done()
                 raise
@@ -271,8 +329,9 @@ class MpiEngine:
 
     def _advance(self, c: MpiComm, api: str, steps, deadline: float, spin_until: float | None, req=None):
         """Drive ``steps`` (a generator of MPI requests). ``spin_until`` None: wait for each request
-        (peer checks, timeout) and return None at the end. Otherwise poll each one until then and
-        return the first request still unfinished (the caller hands it and ``steps`` on), or None."""
+        (peer checks, timeout) and return None at the end. Otherwise poll each one for at most that many
+        seconds and return the first request still unfinished (the caller hands it and ``steps`` on),
+        or None."""
         MPI = _MPI
         try:
             if req is None:
@@ -281,11 +340,12 @@ class MpiEngine:
                 if spin_until is None:
                     err = self._poll(req, c, deadline, api)
                     if err is not None:
-                        raise c.break_(err)
+                        raise c.break_(err, isinstance(err, PeerLeft))
                 else:
                     test = req.Test
+                    end = time.perf_counter() + spin_until   # each exchange gets the whole budget
                     while not test():
-                        if time.perf_counter() > spin_until:
+                        if time.perf_counter() > end:
                             return req
                 req = steps.send(None)
         except StopIteration:
@@ -293,13 +353,15 @@ class MpiEngine:
         except MPI.Exception as e:
             raise c.break_(CollectiveError(R.HCCL_E_REMOTE, f"{api}: MPI reported {e}"))
 
-    def _steps(self, c: MpiComm, api: str, sig, args, valid: bool):
+    def _steps(self, c: MpiComm, api: str, sig, args, valid: bool, check: bool):
         """The collective as a generator: yields each MPI request it must wait for, in order."""
         if c.broken is not None:
             raise CollectiveError(c.broken.status, f"{api}: the communicator is broken by an earlier failure "
                                                    f"({c.broken})")
         MPI = _MPI
-        if _check_enabled() or not valid:
+        if not valid and not check:
+            return   # without the check the peers post no signature exchange: they time out, never pair wrongly
+        if check:
             # (plain lists and one small array: this round trip is on every collective's path)
             both = np.array(sig + [-v for v in sig], np.int64)
             out = np.empty(14, np.int64)
@@ -346,6 +408,11 @@ class MpiEngine:
                     if dead:
                         return CollectiveError(R.HCCL_E_REMOTE, f"{api}: rank {dead[0][0]} (pid {dead[0][1]}, "
                                                                 f"this host) exited before taking part")
+                    left = c.peer_left()
+                    if left is not None and left[1] > 1.0:   # (its last messages may still be on the way)
+                        return PeerLeft(R.HCCL_E_REMOTE, f"{api}: rank {left[0]} is leaving (its process "
+                                                                f"exits: an uncaught exception, sys.exit, or no "
+                                                                f"HcclCommDestroy) and will not take part")
                 if now >= deadline:
                     what = "HCCL_CONNECT_TIMEOUT" if init else "HCCL_EXEC_TIMEOUT"
                     global _broken_any
@@ -382,9 +449,9 @@ class MpiEngine:
         if api == "HcclBarrier":
             return c.comm.Ibarrier()
         t = self._type(MPI, a["dtype"])
-        size = DTYPE_NUMPY[HcclDataType(a["dtype"])].itemsize
+        size = DTYPE_SIZE[a["dtype"]]
         n = a["count"]
-        mem = MPI.memory.fromaddress if hasattr(MPI, "memory") else MPI.buffer.fromaddress
+        mem = MPI.memory.fromaddress
 
         def buf(addr, count):
             # [memory, type]: mpi4py derives the count (per rank for the gather / scatter sides)

@@ -7,6 +7,11 @@ python failures.py MODE, MODE one of
   kill      rank 1 kills itself (SIGKILL) after init: the others get HCCL_E_REMOTE, not a hang
   die       rank 1 exits (os._exit(3)) after init: the same
   absent    rank 1 sleeps past HCCL_EXEC_TIMEOUT: the others get HCCL_E_TIMEOUT
+  raise     rank 1 raises an uncaught exception after init: it says goodbye as it exits, the others get
+            HCCL_E_REMOTE at once (not after HCCL_EXEC_TIMEOUT) and the job ends
+  nodestroy every rank exits without HcclCommDestroy after a collective: the job ends normally
+  badstream rank 1 passes an unknown stream: it gets HCCL_E_PARA, the others' matching call fails at
+            once, and the next collective pairs up right on every rank
   late      rank 1 joins an all-reduce 0.5 s late: the others' calls return at once (the exchange
             started on the caller's thread goes on on the stream's worker), a copy queued after
             it sees its result, and a second all-reduce right after it queues behind it
@@ -102,6 +107,30 @@ def main(mode):
             time.sleep(float(os.environ["HCCL_EXEC_TIMEOUT"]) + 2)
         assert hccl.HcclAllReduce(buf, buf, n, FP32, SUM, comm, stream) == 0
         report("timeout", t0)
+    elif mode == "raise":
+        w.Barrier()
+        if rank == 1:
+            raise RuntimeError("rank 1 fails on purpose")
+        t0 = time.monotonic()
+        assert hccl.HcclAllReduce(buf, buf, n, FP32, SUM, comm, stream) == 0
+        report("left-peer", t0)
+    elif mode == "nodestroy":
+        assert hccl.HcclAllReduce(buf, buf, n, FP32, SUM, comm, stream) == 0
+        st = acl.rt.synchronize_stream(stream)
+        print(f"rank {rank}: nodestroy sync={int(st)}")
+        return 0                   # no HcclCommDestroy, no acl.finalize
+    elif mode == "badstream":
+        ret = hccl.HcclBarrier(comm, 999999 if rank == 1 else stream)
+        if rank == 1:
+            print(f"rank {rank}: badstream enqueue={int(ret)} ({hccl.HcclResult(ret).name})")
+            acl.rt.synchronize_stream(stream)
+        else:
+            report("peer", time.monotonic())
+        assert hccl.HcclAllReduce(buf, buf, n, FP32, SUM, comm, stream) == 0
+        st = acl.rt.synchronize_stream(stream)
+        acl.rt.memcpy(acl.util.numpy_to_ptr(host), 64, buf, 64, 2)
+        ok = st == 0 and np.all(host[:n] == size * (size + 1) / 2)
+        print(f"rank {rank}: badstream then matching all-reduce {'OK' if ok else 'WRONG'} {host[:n]}")
     elif mode == "late":
         w.Barrier()
         if rank == 1:

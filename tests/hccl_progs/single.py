@@ -52,6 +52,18 @@ def main():
         (hccl.HcclBroadcast(p, 4, f32, 1, comm, stream), R.HCCL_E_PARA, "root out of range"),
         (hccl.HcclReduceScatter(p, p, 4, f32, 0, comm, stream), R.HCCL_E_PARA, "reduce-scatter in place"),
         (hccl.HcclAllGather(p, q, 17, f32, comm, stream), R.HCCL_E_PARA, "gather past the allocation"),
+        (hccl.HcclAllReduce(p, q, 4, f32, None, comm, stream), R.HCCL_E_PARA, "op None"),
+        (hccl.HcclBroadcast(p, 4, f32, None, comm, stream), R.HCCL_E_PARA, "root None"),
+        (hccl.HcclReduce(p, q, 4, f32, 0, None, comm, stream), R.HCCL_E_PARA, "reduce root None"),
+        (hccl.HcclAllReduce(p, q, 4, f32, 0, comm), R.HCCL_E_PARA, "missing stream"),
+        (hccl.HcclAllReduce(p, q, 4, f32, 0, comm, stream, 5), R.HCCL_E_PARA, "one argument too many"),
+        (hccl.HcclAllReduce(p, q, 4, f32, 0, comm, stream=stream, bogus=1), R.HCCL_E_PARA, "unknown keyword"),
+        (hccl.HcclCommInitRootInfo(1, b"x"), (None, R.HCCL_E_PARA), "init without rank"),
+        # accepted: CANN's parameter names as keywords, NumPy integers (a count from np.prod)
+        (hccl.HcclAllReduce(sendBuf=p, recvBuf=q, count=4, dataType=f32, op=0, comm=comm, stream=stream), 0,
+         "CANN keyword names"),
+        (hccl.HcclAllReduce(np.int64(p), np.uint64(q), np.prod([2, 2]), np.int32(f32), np.int8(0), comm, stream), 0,
+         "NumPy integers"),
     ]
     for got, want, what in cases:
         expect(got, want, what)
