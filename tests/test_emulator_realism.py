@@ -552,3 +552,24 @@ def test_unsupported_features_are_clear_compile_errors(src, note):
     mod = A.RawModule(code=src, translate_cucomplex=note == "install CuPy")
     with pytest.raises(emulator.CompileException, match=note):
         mod.compile()
+
+
+def test_wider_numpy_integers_for_narrower_parameters_like_a_gpu(d):
+    """CuPy hands the driver a pointer to each argument and the driver copies the parameter's size:
+    an np.int64 for an `int` reads its low bytes, which the emulator passes too (when the value fits,
+    as for a Python int); a narrower integer than the parameter would read past it on a GPU: refused."""
+    code = r'''
+extern "C" __global__ void k(int n, unsigned int m, short s, long long big, float* out) {
+    out[0] = n; out[1] = m; out[2] = s; out[3] = (float)big;
+}
+'''
+    fn = A.RawModule(code=code).get_function("k")
+    po = d.zeros(4, np.float32)
+    fn((1,), (1,), (np.int64(-5), np.uint64(7), np.int32(-3), np.int64(1 << 40), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 4, np.float32), [-5, 7, -3, float(1 << 40)])
+    for bad, what in (((np.int64(1 << 40), np.uint32(1), np.int16(0), np.int64(0), po), "does not fit"),
+                      ((np.int32(1), np.uint32(1), np.int16(0), np.int32(5), po), "4 bytes given for a 8-byte")):
+        fn((1,), (1,), bad)     # a launch failure, reported by the next synchronize as on a GPU
+        assert acl.rt.synchronize_device() == 507015
+        assert what in acl.get_recent_err_msg()

@@ -36,6 +36,12 @@ class Dev:
     def zeros(self, n, dtype):
         return self.up(np.zeros(n, dtype))
 
+    def empty(self, nbytes):
+        p, ret = acl.rt.malloc(nbytes, 0)
+        assert ret == 0
+        self.ptrs.append(p)
+        return p
+
     @staticmethod
     def down(p, n, dtype):
         out = np.empty(n, dtype)
@@ -181,3 +187,274 @@ def test_blog_transpose_and_warp_reduce(d):
     mod.get_function("warp_sums")((2,), (128,), (d.up(v), pw))
     ok()
     np.testing.assert_allclose(d.down(pw, 8, np.float32), v.reshape(8, 32).astype(np.float64).sum(1), rtol=1e-6)
+
+
+# --- regression tests for emulator fixes found by running these kernels (tests/third_party_kernels/README.md) ---
+
+def test_cuda_samples_reduction_all_kernels(d):
+    """cuda-samples reduction_kernel.cu as published (it compiles only with cg::block_tile_memory and
+    cg::reduce on 64+-thread tiles, which multi_warp_cg_reduce uses): reduce0..reduce6, cg_reduce and
+    multi_warp_cg_reduce<T, B, B/2> with the sample's getNumBlocksAndThreads (maxThreads 128, maxBlocks 4)."""
+    def next_pow2(x):
+        return 1 << (int(x) - 1).bit_length()
+
+    def launch_shape(k, n, max_threads=128, max_blocks=4):
+        if k < 3:
+            threads = next_pow2(n) if n < max_threads else max_threads
+            blocks = (n + threads - 1) // threads
+        else:
+            threads = next_pow2((n + 1) // 2) if n < max_threads * 2 else max_threads
+            blocks = (n + threads * 2 - 1) // (threads * 2)
+        if k >= 6:
+            blocks = min(max_blocks, blocks)
+        return blocks, threads
+
+    def kernel_name(k, t, threads, n):
+        if k <= 3:
+            return f"reduce{k}<{t}>"
+        if k in (4, 5):
+            return f"reduce{k}<{t}, {threads}>"
+        if k == 6:
+            return f"reduce6<{t}, {threads}, {'true' if n & (n - 1) == 0 else 'false'}>"
+        if k == 8:
+            return f"cg_reduce<{t}>"
+        return f"multi_warp_cg_reduce<{t}, {threads}, {threads // 2}>"
+
+    types = {"int": np.int32, "float": np.float32, "double": np.float64}
+    sizes = (1 << 12, 1000, 77)              # 77: 64-thread blocks for kernels 3..9 (a 32-thread tile in kernel 9)
+    runs = [(k, t, n, *launch_shape(k, n)) for t in types for k in (0, 1, 2, 3, 4, 5, 6, 8, 9) for n in sizes]
+    names = list(dict.fromkeys(kernel_name(k, t, th, n) for k, t, n, _, th in runs))
+    assert "multi_warp_cg_reduce<float, 128, 64>" in names
+    mod = A.RawModule(code=src("reduction_kernel.cu"), name_expressions=names)
+    rng = np.random.default_rng(20)
+    inputs = {(t, n): (rng.integers(-50, 50, n) if t == "int" else rng.random(n) * 10).astype(types[t])
+              for t in types for n in sizes}
+    pin = {key: d.up(x) for key, x in inputs.items()}
+    wrong = []
+    for k, t, n, blocks, threads in runs:
+        x = inputs[t, n]
+        smem = 2 * threads * x.itemsize if threads <= 32 else threads * x.itemsize
+        if k == 9:
+            smem = 2 * x.itemsize              # the sample's numOfMultiWarpGroups * sizeof(T)
+        po = d.zeros(blocks, x.dtype)
+        name = kernel_name(k, t, threads, n)
+        mod.get_function(name)((blocks,), (threads,), (pin[t, n], po, np.uint32(n)), shared_mem=smem)
+        ok()
+        got = d.down(po, blocks, x.dtype).astype(np.float64).sum()   # the sample's CPU final pass
+        want = x.astype(np.float64).sum()
+        if not np.isclose(got, want, rtol={"int": 0, "float": 1e-5, "double": 1e-12}[t], atol=0):
+            wrong.append(f"{name} n={n} grid={blocks} block={threads}: {got} != {want}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_cuda_samples_mergesort(d):
+    """cuda-samples mergeSort (umin in its binary searches), driven as the sample's host mergeSort():
+    shared-memory sort of 1024-key tiles, then merge stages; stable, keys with duplicates."""
+    SSL, SS = 1024, 128                      # SHARED_SIZE_LIMIT, SAMPLE_STRIDE
+    names = [f"{k}<{s}U>" for k in ("mergeSortSharedKernel", "generateSampleRanksKernel",
+                                     "mergeElementaryIntervalsKernel") for s in (0, 1)]
+    mod = A.RawModule(code=src("mergesort.cu"), name_expressions=names)
+    u = np.uint32
+
+    def div_up(a, b):
+        return -(-a // b)
+
+    rng = np.random.default_rng(21)
+    ranks_a, ranks_b, limits_a, limits_b = (d.zeros(32768, u) for _ in range(4))   # MAX_SAMPLE_COUNT
+    for N, sort_dir in ((3 * SSL, 1), (4 * SSL, 0)):
+        keys = rng.integers(0, 1 << 10, N).astype(u)                 # many duplicates: stability matters
+        src_k, src_v = d.up(keys), d.up(np.arange(N, dtype=u))
+        dst_k, dst_v, buf_k, buf_v = (d.zeros(N, u) for _ in range(4))
+        stages, stride = 0, SSL
+        while stride < N:
+            stride <<= 1
+            stages += 1
+        ik, iv, ok_, ov = (buf_k, buf_v, dst_k, dst_v) if stages & 1 else (dst_k, dst_v, buf_k, buf_v)
+        mod.get_function(f"mergeSortSharedKernel<{sort_dir}U>")((N // SSL,), (SSL // 2,), (ik, iv, src_k, src_v, u(SSL)))
+        stride = SSL
+        while stride < N:
+            last = N % (2 * stride)
+            tc = (N + 2 * stride - last) // (2 * SS) if last > stride else (N - last) // (2 * SS)
+            mod.get_function(f"generateSampleRanksKernel<{sort_dir}U>")(
+                (div_up(tc, 256),), (256,), (ranks_a, ranks_b, ik, u(stride), u(N), u(tc)))
+            for lim, rk in ((limits_a, ranks_a), (limits_b, ranks_b)):
+                mod.get_function("mergeRanksAndIndicesKernel")((div_up(tc, 256),), (256,), (lim, rk, u(stride), u(N), u(tc)))
+            pairs = div_up(N, SS) if last > stride else (N - last) // SS
+            mod.get_function(f"mergeElementaryIntervalsKernel<{sort_dir}U>")(
+                (pairs,), (SS,), (ok_, ov, ik, iv, limits_a, limits_b, u(stride), u(N)))
+            if last <= stride:                # the last segment is passed through (cudaMemcpy D2D)
+                off = (N - last) * 4
+                for a, b in ((ok_, ik), (ov, iv)):
+                    assert acl.rt.memcpy(a + off, last * 4, b + off, last * 4, 3) == 0
+            ik, ok_, iv, ov = ok_, ik, ov, iv
+            stride <<= 1
+        ok()
+        order = np.argsort(keys if sort_dir else -keys.astype(np.int64), kind="stable")
+        np.testing.assert_array_equal(d.down(dst_k, N, u), keys[order], err_msg=f"keys N={N} dir={sort_dir}")
+        np.testing.assert_array_equal(d.down(dst_v, N, u), order, err_msg=f"values (stable) N={N} dir={sort_dir}")
+
+
+def test_cuda_samples_binary_partition_cg(d):
+    """cuda-samples binaryPartitionCG at the sample's size (1024 * 100 ints in 0..49): each warp splits into
+    two data-dependent groups that shuffle (cg::reduce) at the same time, then cg::sync(tile32) names the
+    whole warp while lanes may still wait in the other group's reduce (was a false error)."""
+    k = A.RawModule(code=src("binary_partition_cg.cu")).get_function("oddEvenCountAndSumCG")
+    rng = np.random.default_rng(22)
+    size = 1024 * 100
+    for blocks, threads in ((25, 1024), (50, 256)):     # grid sizes dividing the array: 4 and 8 rounds per thread
+        x = rng.integers(0, 50, size).astype(np.int32)
+        pn, ps = d.zeros(1, np.int32), d.zeros(2, np.int32)
+        k((blocks,), (threads,), (d.up(x), pn, ps, np.uint32(size)))
+        ok()
+        odd = x[x & 1 == 1]
+        assert d.down(pn, 1, np.int32)[0] == odd.size
+        np.testing.assert_array_equal(d.down(ps, 2, np.int32), [odd.sum(), x[x & 1 == 0].sum()])
+
+
+# A test-only kernel over the sample's own interval_gpu<T> arithmetic (which calls __fadd_rd/_ru,
+# __fmul_rd/_ru, __fdiv_rd/_ru, __fsqrt_rd/_ru and the __d* forms): point intervals in, results out.
+_INTERVAL_HARNESS = r"""
+template <class T>
+__global__ void interval_ops_harness(const T *a, const T *b, interval_gpu<T> *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    typedef interval_gpu<T> I;
+    rounded_arith<T> rnd;
+    I x(a[i]), y(b[i]);
+    out[5 * i + 0] = x + y;
+    out[5 * i + 1] = x - y;
+    out[5 * i + 2] = x * y;
+    out[5 * i + 3] = div_non_zero(x, y);
+    out[5 * i + 4] = I(rnd.sqrt_down(abs(a[i])), rnd.sqrt_up(abs(a[i])));
+}
+"""
+
+
+def test_cuda_samples_interval_directed_rounding(d):
+    """cuda-samples interval: the interval Newton kernel (all three implementations, incl. device recursion)
+    encloses every root, and the sample's rounded arithmetic is directed: lower <= exact <= upper, and the
+    two are adjacent floats when the exact value is not representable (round-to-nearest would give lower == upper)."""
+    from decimal import Decimal, getcontext
+    from fractions import Fraction as F
+
+    names = ["test_interval_newton<double>", "interval_ops_harness<float>", "interval_ops_harness<double>"]
+    mod = A.RawModule(code=src("interval.cu") + _INTERVAL_HARNESS, name_expressions=names)
+    rng = np.random.default_rng(23)
+    n = 256
+    for t in (np.float32, np.float64):
+        a = (rng.standard_normal(n) * 10).astype(t)
+        b = (rng.standard_normal(n) * 10).astype(t)
+        b[np.abs(b) < 1e-3] = 1                        # div_non_zero
+        a[:8], b[:8] = [1.5, 0.25, 3, -2, 0.5, 4, 9, 1e3], [0.5, 0.125, -1, 4, 2, 0.5, 3, 8]   # exact cases too
+        po = d.zeros(5 * n * 2, t)
+        cname = "float" if t == np.float32 else "double"
+        mod.get_function(f"interval_ops_harness<{cname}>")((n // 64,), (64,), (d.up(a), d.up(b), po, np.int32(n)))
+        ok()
+        out = d.down(po, 5 * n * 2, t).reshape(n, 5, 2)
+        bad = []
+        for i in range(n):
+            fa, fb = F(float(a[i])), F(float(b[i]))
+            exact = (fa + fb, fa - fb, fa * fb, fa / fb)
+            for j, (lo, hi) in enumerate(out[i]):
+                if j < 4:
+                    inside, hit = F(float(lo)) <= exact[j] <= F(float(hi)), F(float(lo)) == exact[j]
+                else:                               # sqrt(|a|): compare the squares exactly
+                    inside = F(float(lo)) ** 2 <= abs(fa) <= F(float(hi)) ** 2
+                    hit = F(float(lo)) ** 2 == abs(fa)
+                tight = hi == lo if hit else hi == np.nextafter(lo, t(np.inf))
+                if not (inside and tight):
+                    bad.append(f"{cname} op {j} a={a[i]!r} b={b[i]!r}: [{lo!r}, {hi!r}]")
+        assert not bad, f"{len(bad)} wrong:\n" + "\n".join(bad[:10])
+
+    # the sample's kernel: roots of (x - 1)^2 - (t / THREADS) x on [0.01, 4] for the first 128 threads
+    THREADS, DEPTH = 1024 * 64, 128                  # the sample's GRID_SIZE * BLOCK_SIZE and DEPTH_RESULT
+    blocks = 2
+    nthr = blocks * 64
+    interval = np.dtype([("low", np.float64), ("up", np.float64)])
+    ival = np.array([(0.01, 4.0)], interval)[0]
+    getcontext().prec = 50
+    roots = []
+    for tid in range(nthr):
+        bq = 2 + Decimal(tid) / THREADS
+        disc = (bq * bq - 4).sqrt()
+        roots.append(sorted({(bq - disc) / 2, (bq + disc) / 2}))
+    for impl in (0, 1, 2):
+        pbuf = d.empty(THREADS * DEPTH * 16)          # the sample's buffer: stacks interleaved by THREADS
+        pn = d.zeros(nthr, np.int32)
+        mod.get_function("test_interval_newton<double>")((blocks,), (64,), (pbuf, pn, ival, np.int32(impl)))
+        ok()
+        counts = d.down(pn, nthr, np.int32)
+        assert 1 <= counts.min() and counts.max() <= 8, counts
+        found = np.stack([d.down(pbuf + r * THREADS * 16, nthr * 2, np.float64).reshape(nthr, 2)
+                          for r in range(counts.max())], axis=1)       # (thread, result, lo/up)
+        for tid in range(nthr):
+            got = [(Decimal(float(lo)), Decimal(float(hi))) for lo, hi in found[tid, :counts[tid]]]
+            for r in roots[tid]:
+                assert any(lo <= r <= hi for lo, hi in got), f"impl {impl} thread {tid}: root {r} not in {got}"
+            assert all(Decimal("0.01") <= lo <= hi <= 4 for lo, hi in got), f"impl {impl} thread {tid}: {got}"
+
+
+def test_llmc_adamw_kernels(d):
+    """llm.c dev/cuda/adamw.cu: adamw_kernel2 calls the file's own lerp() (was ambiguous with C++20's std::lerp),
+    launched as the file's host code does (block 512, a long num_parameters)."""
+    mod = A.RawModule(code=src("llmc_adamw.cu"))
+    rng = np.random.default_rng(24)
+    n = 3000
+    p0, g = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    m0, v0 = (rng.standard_normal(n) * .1).astype(np.float32), (rng.random(n) * .1).astype(np.float32)
+    lr, b1, b2, eps, wd, t = 1e-3, 0.9, 0.999, 1e-8, 0.01, 3
+    c1, c2 = 1 - b1 ** t, 1 - b2 ** t
+    g64 = g.astype(np.float64)
+    m = b1 * m0.astype(np.float64) + (1 - b1) * g64
+    v = b2 * v0.astype(np.float64) + (1 - b2) * g64 ** 2
+    p = p0 - lr * ((m / c1) / (np.sqrt(v / c2) + eps) + wd * p0.astype(np.float64))
+    f32 = np.float32
+    for name in ("adamw_kernel1", "adamw_kernel2"):
+        pp, pm, pv = d.up(p0), d.up(m0), d.up(v0)
+        mod.get_function(name)(((n + 511) // 512,), (512,), (pp, d.up(g), pm, pv, np.int64(n), f32(lr), f32(b1), f32(b2),
+                                                             f32(c1), f32(c2), f32(eps), f32(wd)))
+        ok()
+        np.testing.assert_allclose(d.down(pm, n, f32), m, rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(d.down(pv, n, f32), v, rtol=1e-5, atol=1e-7, err_msg=name)
+        np.testing.assert_allclose(d.down(pp, n, f32), p, rtol=1e-6, atol=1e-7, err_msg=name)
+        assert not np.array_equal(d.down(pp, n, f32), p0)
+
+
+def test_llmc_permute_kernel_parameter_named_dim3(d):
+    """llm.c dev/cuda/permute.cu: permute_kernel's parameters are named dim1..dim4, so `int dim3` shadows
+    the CUDA type inside the kernel (blockDim must still work)."""
+    mod = A.RawModule(code=src("llmc_permute.cu"))
+    d1, d2, d3, d4 = 4, 6, 5, 7
+    x = np.random.default_rng(25).standard_normal((d1, d2, d3, d4)).astype(np.float32)
+    po = d.zeros(x.size, np.float32)
+    mod.get_function("permute_kernel")(((x.size + 255) // 256,), (256,),
+                                       (d.up(x), po, np.int32(d1), np.int32(d2), np.int32(d3), np.int32(d4)))
+    ok()
+    np.testing.assert_array_equal(d.down(po, x.size, np.float32).reshape(d4, d3, d1, d2), x.transpose(3, 2, 0, 1))
+
+
+def test_cuda_samples_threadfence_reduction(d):
+    """cuda-samples threadFenceReduction: reduceSinglePass's last block (atomicInc ticket on a __device__
+    counter after __threadfence) sums the partial sums and resets the counter, so a second launch works too;
+    reduceBlock works on volatile shared memory."""
+    cfgs = [(1 << 14, 128, 16), (10007, 256, 8), (3000, 64, 5)]
+    names = []
+    for n, threads, _ in cfgs:
+        p2 = "true" if n & (n - 1) == 0 else "false"
+        names += [f"reduceMultiPass<{threads}, {p2}>", f"reduceSinglePass<{threads}, {p2}>"]
+    mod = A.RawModule(code=src("threadfence_reduction.cu"), name_expressions=names)
+    rng = np.random.default_rng(26)
+    for (n, threads, blocks), multi, single in zip(cfgs, names[::2], names[1::2]):
+        x = rng.random(n, dtype=np.float32)
+        want = x.astype(np.float64).sum()
+        pin = d.up(x)
+        po = d.zeros(blocks, np.float32)
+        mod.get_function(multi)((blocks,), (threads,), (pin, po, np.uint32(n)), shared_mem=threads * 4)
+        ok()
+        np.testing.assert_allclose(d.down(po, blocks, np.float32).astype(np.float64).sum(), want, rtol=1e-5)
+        for rep in range(2):
+            po = d.zeros(blocks, np.float32)
+            mod.get_function(single)((blocks,), (threads,), (pin, po, np.uint32(n)), shared_mem=threads * 4)
+            ok()
+            np.testing.assert_allclose(d.down(po, 1, np.float32)[0], want, rtol=1e-5, err_msg=f"{single} run {rep}")

@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any, Sequence
 
+import numpy as np
+
 
 from ..errors import DeviceError
 from ..kernel_args import check_args, scalar_bytes
@@ -462,8 +464,9 @@ def marshal_args(kernel, args: Sequence[Any]) -> list[bytes]:
     """Turn launch arguments into the bytes a GPU would receive, following CuPy 14's conversion rules
     (:mod:`aclnn_py.kernel_args`: ``int`` → int64, ``float`` → float64, ``complex`` → complex128,
     ``bool`` → bool, ``None`` → a null pointer, NumPy scalars and size-1 arrays by value; anything else
-    is a TypeError, as in CuPy). An ``int`` for a narrower integer parameter is passed in that
-    parameter's size when it fits (a GPU reads the low bytes of CuPy's int64). The emulator then
+    is a TypeError, as in CuPy). An ``int`` or a wider NumPy integer for a narrower integer parameter is
+    passed in that parameter's size when it fits (the driver copies the parameter's size from the
+    argument: a GPU reads its low bytes). The emulator then
     refuses any other size mismatch (a Python float for a ``float`` parameter is garbage on a GPU).
     ``bytes`` are arguments already marshalled by ``freeze_args``.
     """
@@ -480,6 +483,9 @@ def marshal_args(kernel, args: Sequence[Any]) -> list[bytes]:
                 raise ArgumentError(f"kernel {name!r} argument {i}: {len(a)} bytes given for a {size}-byte parameter")
             out.append(a)
             continue
+        if ta is not int and kind == "i" and size < 8 and isinstance(a, np.integer) and a.itemsize > size:
+            a = int(a)     # a wider NumPy integer: a GPU reads its low bytes, as for a Python int below
+            ta = int
         if ta is int:
             if size == 8 or kind != "i":
                 b = scalar_bytes(a)
