@@ -458,3 +458,59 @@ def test_cuda_samples_threadfence_reduction(d):
             mod.get_function(single)((blocks,), (threads,), (pin, po, np.uint32(n)), shared_mem=threads * 4)
             ok()
             np.testing.assert_allclose(d.down(po, 1, np.float32)[0], want, rtol=1e-5, err_msg=f"{single} run {rep}")
+
+
+def test_cuda_samples_shfl_scan_and_integral_image(d):
+    """cuda-samples shfl_scan: the block scan with __shfl_up_sync (the sample's three-launch host sequence,
+    the second launch on a 16-thread block), and the integral image of a 1920 x 1080 byte image (rows: blocks
+    of 120 threads, the last warp partial, tile.shfl_up / shfl_xor on uint4; columns: 135 steps of 8 rows)."""
+    mod = A.RawModule(code=src("shfl_scan.cu"))
+    rng = np.random.default_rng(27)
+    n, block = 4096, 256                                 # the sample uses 65536
+    grid, warps = n // block, block // 32
+    x = rng.integers(-10, 10, n).astype(np.int32)
+    pd, pp = d.up(x), d.zeros(grid, np.int32)
+    p_block = min(grid, block)
+    scan = mod.get_function("shfl_scan_test")
+    scan((grid,), (block,), (pd, np.int32(32), pp), shared_mem=warps * 4)
+    scan(((grid + p_block - 1) // p_block,), (p_block,), (pp, np.int32(32), np.uint64(0)), shared_mem=warps * 4)
+    mod.get_function("uniform_add")((grid - 1,), (block,), (pd + block * 4, pp, np.int32(n)))
+    ok()
+    np.testing.assert_array_equal(d.down(pd, n, np.int32), np.cumsum(x))
+
+    w, h = 1920, 1080                                    # fixed by the kernels (120 uint4 per row, 135 steps)
+    img = rng.integers(0, 256, (h, w)).astype(np.uint8)
+    pint = d.zeros(h * w, np.uint32)
+    mod.get_function("shfl_intimage_rows")((h,), (w // 16,), (d.up(img), pint))
+    ok()
+    rows = np.cumsum(img.astype(np.uint32), axis=1)
+    np.testing.assert_array_equal(d.down(pint, h * w, np.uint32).reshape(h, w), rows, err_msg="rows")
+    mod.get_function("shfl_vertical_shfl")((w // 32, 1), (32, 8), (pint, np.int32(w), np.int32(h)))
+    ok()
+    np.testing.assert_array_equal(d.down(pint, h * w, np.uint32).reshape(h, w), np.cumsum(rows, axis=0), err_msg="columns")
+
+
+def test_blog_kepler_reduction_legacy_shfl_below_sm70(d):
+    """NVIDIA blog "Faster Parallel Reductions on Kepler": the pre-CUDA-9 mask-less __shfl_down, which
+    NVRTC (and the emulator) accept below sm_70; the 12 kernels launched as the blog's host wrappers do."""
+    mod = A.RawModule(code=src("blog_kepler_reduction.cu"), options=("-arch=sm_60",))
+    rng = np.random.default_rng(28)
+    N = 30011                                           # odd: the vector kernels' scalar tail is used
+    x = rng.integers(-100, 100, N).astype(np.int32)
+    px, want = d.up(x), int(x.sum())
+    got = {}
+    for kind in ("atomic", "warp_atomic", "block_atomic"):
+        for suffix, per in (("", 1), ("_vector2", 2), ("_vector4", 4)):
+            name = f"device_reduce_{kind}_kernel{suffix}"
+            po = d.zeros(1, np.int32)
+            mod.get_function(name)((min((N // per + 255) // 256, 2048),), (256,), (px, po, np.int32(N)))
+            ok()
+            got[name] = int(d.down(po, 1, np.int32)[0])
+    for suffix, per in (("", 1), ("_vector2", 2), ("_vector4", 4)):
+        blocks = min((N // per + 511) // 512, 1024)
+        po = d.zeros(blocks, np.int32)
+        mod.get_function("device_reduce_stable_kernel" + suffix)((blocks,), (512,), (px, po, np.int32(N)))
+        mod.get_function("device_reduce_stable_kernel")((1,), (1024,), (po, po, np.int32(blocks)))
+        ok()
+        got["device_reduce_stable_kernel" + suffix] = int(d.down(po, 1, np.int32)[0])
+    assert len(got) == 12 and got == dict.fromkeys(got, want), (want, got)
