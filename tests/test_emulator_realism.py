@@ -573,3 +573,60 @@ extern "C" __global__ void k(int n, unsigned int m, short s, long long big, floa
         fn((1,), (1,), bad)     # a launch failure, reported by the next synchronize as on a GPU
         assert acl.rt.synchronize_device() == 507015
         assert what in acl.get_recent_err_msg()
+
+
+_SIMD_BIN = """vadd vsub vaddss vsubss vaddus vsubus vabsdiffs vabsdiffu vavgs vavgu vhaddu vmaxs vmaxu vmins vminu
+    vcmpeq vcmpne vcmpges vcmpgeu vcmpgts vcmpgtu vcmples vcmpleu vcmplts vcmpltu vseteq vsetne vsetges vsetgeu
+    vsetgts vsetgtu vsetles vsetleu vsetlts vsetltu vsads vsadu""".split()
+_SIMD_UN = "vabs vabsss vneg vnegss".split()
+
+
+def _simd_ref(name, a, b, bits):
+    """CUDA's SIMD-in-word intrinsics lane by lane, in plain Python ints."""
+    m, n = (1 << bits) - 1, 32 // bits
+    lanes = lambda x: [(x >> (bits * i)) & m for i in range(n)]            # noqa: E731
+    sgn = lambda u: u - (1 << bits) if u >> (bits - 1) else u              # noqa: E731
+    sat_s = lambda v: max(-(1 << (bits - 1)), min((1 << (bits - 1)) - 1, v))  # noqa: E731
+    sat_u = lambda v: max(0, min(m, v))                                    # noqa: E731
+    ua, ub = lanes(a), lanes(b)
+    sa, sb = [sgn(u) for u in ua], [sgn(u) for u in ub]
+    if name in ("vsads", "vsadu"):
+        return sum(abs(x - y) for x, y in (zip(sa, sb) if name == "vsads" else zip(ua, ub)))
+    cmp = {"eq": lambda x, y: x == y, "ne": lambda x, y: x != y, "ge": lambda x, y: x >= y,
+           "gt": lambda x, y: x > y, "le": lambda x, y: x <= y, "lt": lambda x, y: x < y}
+    out = []
+    for x, y, p, q in zip(ua, ub, sa, sb):
+        if name.startswith(("vcmp", "vset")):
+            op = name[4:6]
+            use_s = name.endswith("s") and op not in ("eq", "ne")
+            t = cmp[op](p, q) if use_s else cmp[op](x, y)
+            v = (-1 if t else 0) if name.startswith("vcmp") else int(t)
+        else:
+            v = {"vadd": x + y, "vsub": x - y, "vaddss": sat_s(p + q), "vsubss": sat_s(p - q),
+                 "vaddus": sat_u(x + y), "vsubus": sat_u(x - y), "vabsdiffs": abs(p - q), "vabsdiffu": abs(x - y),
+                 "vavgs": (p + q + (p + q >= 0)) >> 1, "vavgu": (x + y + 1) >> 1, "vhaddu": (x + y) >> 1,
+                 "vmaxs": max(p, q), "vmaxu": max(x, y), "vmins": min(p, q), "vminu": min(x, y),
+                 "vabs": abs(p), "vabsss": sat_s(abs(p)), "vneg": -p, "vnegss": sat_s(-p)}[name]
+        out.append(v & m)
+    return sum(v << (bits * i) for i, v in enumerate(out))
+
+
+def test_simd_in_word_intrinsics(d):
+    calls = [f"__{nm}{w}(a[i], b[i])" for nm in _SIMD_BIN for w in (2, 4)] + \
+            [f"__{nm}{w}(a[i])" for nm in _SIMD_UN for w in (2, 4)]
+    body = "\n".join(f"    out[{k} * n + i] = {c};" for k, c in enumerate(calls))
+    code = ('extern "C" __global__ void simd(const unsigned int* a, const unsigned int* b, unsigned int* out, int n) {\n'
+            "    const int i = threadIdx.x;\n    if (i >= n) return;\n" + body + "\n}\n")
+    rng = np.random.default_rng(31)
+    edge = [0, 0xFFFFFFFF, 0x80808080, 0x7F7F7F7F, 0x80007FFF, 0x01FF80FE]
+    a = np.array(edge + list(rng.integers(0, 1 << 32, 26, dtype=np.uint64)), np.uint32)
+    b = np.array(edge[::-1] + list(rng.integers(0, 1 << 32, 26, dtype=np.uint64)), np.uint32)
+    n = a.size
+    po = d.zeros(len(calls) * n, np.uint32)
+    A.RawModule(code=code).get_function("simd")((1,), (n,), (d.up(a), d.up(b), po, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    got = d.down(po, len(calls) * n, np.uint32).reshape(len(calls), n)
+    names = [(nm, w) for nm in _SIMD_BIN for w in (2, 4)] + [(nm, w) for nm in _SIMD_UN for w in (2, 4)]
+    for k, (nm, w) in enumerate(names):
+        want = [_simd_ref(nm, int(x), int(y), 32 // w) for x, y in zip(a, b)]
+        assert got[k].tolist() == want, f"__{nm}{w}"

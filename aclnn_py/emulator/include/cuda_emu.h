@@ -1973,6 +1973,78 @@ static inline unsigned int __brev(unsigned int x) {
 static inline unsigned long long __brevll(unsigned long long x) {
     return (static_cast<unsigned long long>(__brev(static_cast<unsigned>(x))) << 32) | __brev(static_cast<unsigned>(x >> 32));
 }
+// SIMD-in-word intrinsics (__vadd4, __vabsdiffu2, __vsetgts4, ...): 2 lanes of 16 bits or 4 of 8,
+// each lane computed alone; `us`/`ss`: unsigned/signed saturation; __vcmp* give all-ones lanes,
+// __vset* give 1; __vavgs rounds half away from zero ((a + b + (a + b >= 0)) >> 1), __vavgu rounds
+// half up, __vhaddu truncates (the semantics of NVIDIA's simd_functions.h).
+namespace __emu {
+namespace simd {
+template <int B>
+struct Lane {
+    static constexpr unsigned mask = (1u << B) - 1u;
+    static constexpr int smin = -(1 << (B - 1)), smax = (1 << (B - 1)) - 1;
+    static int sat_s(int v) { return v < smin ? smin : v > smax ? smax : v; }
+    static int sat_u(int v) { return v < 0 ? 0 : v > static_cast<int>(mask) ? static_cast<int>(mask) : v; }
+};
+template <int B, class F>
+static inline unsigned map(unsigned a, unsigned b, F f) {
+    unsigned r = 0;
+    for (int sh = 0; sh < 32; sh += B) {
+        const unsigned ua = (a >> sh) & Lane<B>::mask, ub = (b >> sh) & Lane<B>::mask;
+        const int sa = static_cast<int>(ua << (32 - B)) >> (32 - B), sb = static_cast<int>(ub << (32 - B)) >> (32 - B);
+        r |= (static_cast<unsigned>(f(static_cast<int>(ua), static_cast<int>(ub), sa, sb)) & Lane<B>::mask) << sh;
+    }
+    return r;
+}
+template <int B, bool S>
+static inline unsigned sad(unsigned a, unsigned b) {
+    unsigned r = 0;
+    map<B>(a, b, [&](int ua, int ub, int sa, int sb) { r += static_cast<unsigned>(S ? abs(sa - sb) : abs(ua - ub)); return 0; });
+    return r;
+}
+}  // namespace simd
+}  // namespace __emu
+#define EMU_SIMD(NAME, EXPR)                                                                                     \
+    static inline unsigned int NAME##2(unsigned int a, unsigned int b) {                                          \
+        using L = ::__emu::simd::Lane<16>;                                                                        \
+        return ::__emu::simd::map<16>(a, b, [](int ua, int ub, int sa, int sb) { (void)ua; (void)ub; (void)sa; (void)sb; return (EXPR); }); \
+    }                                                                                                             \
+    static inline unsigned int NAME##4(unsigned int a, unsigned int b) {                                          \
+        using L = ::__emu::simd::Lane<8>;                                                                         \
+        return ::__emu::simd::map<8>(a, b, [](int ua, int ub, int sa, int sb) { (void)ua; (void)ub; (void)sa; (void)sb; return (EXPR); }); \
+    }
+#define EMU_SIMD1(NAME, EXPR)                                                                                    \
+    static inline unsigned int NAME##2(unsigned int a) {                                                          \
+        using L = ::__emu::simd::Lane<16>;                                                                        \
+        return ::__emu::simd::map<16>(a, 0u, [](int ua, int, int sa, int) { (void)ua; return (EXPR); });          \
+    }                                                                                                             \
+    static inline unsigned int NAME##4(unsigned int a) {                                                          \
+        using L = ::__emu::simd::Lane<8>;                                                                         \
+        return ::__emu::simd::map<8>(a, 0u, [](int ua, int, int sa, int) { (void)ua; return (EXPR); });           \
+    }
+EMU_SIMD(__vadd, ua + ub) EMU_SIMD(__vsub, ua - ub)
+EMU_SIMD(__vaddss, L::sat_s(sa + sb)) EMU_SIMD(__vsubss, L::sat_s(sa - sb))
+EMU_SIMD(__vaddus, L::sat_u(ua + ub)) EMU_SIMD(__vsubus, L::sat_u(ua - ub))
+EMU_SIMD(__vabsdiffs, abs(sa - sb)) EMU_SIMD(__vabsdiffu, abs(ua - ub))
+EMU_SIMD(__vavgs, (sa + sb + (sa + sb >= 0)) >> 1) EMU_SIMD(__vavgu, (ua + ub + 1) >> 1) EMU_SIMD(__vhaddu, (ua + ub) >> 1)
+EMU_SIMD(__vmaxs, sa > sb ? sa : sb) EMU_SIMD(__vmaxu, ua > ub ? ua : ub)
+EMU_SIMD(__vmins, sa < sb ? sa : sb) EMU_SIMD(__vminu, ua < ub ? ua : ub)
+EMU_SIMD(__vcmpeq, ua == ub ? -1 : 0) EMU_SIMD(__vcmpne, ua != ub ? -1 : 0)
+EMU_SIMD(__vcmpges, sa >= sb ? -1 : 0) EMU_SIMD(__vcmpgeu, ua >= ub ? -1 : 0)
+EMU_SIMD(__vcmpgts, sa > sb ? -1 : 0) EMU_SIMD(__vcmpgtu, ua > ub ? -1 : 0)
+EMU_SIMD(__vcmples, sa <= sb ? -1 : 0) EMU_SIMD(__vcmpleu, ua <= ub ? -1 : 0)
+EMU_SIMD(__vcmplts, sa < sb ? -1 : 0) EMU_SIMD(__vcmpltu, ua < ub ? -1 : 0)
+EMU_SIMD(__vseteq, ua == ub) EMU_SIMD(__vsetne, ua != ub)
+EMU_SIMD(__vsetges, sa >= sb) EMU_SIMD(__vsetgeu, ua >= ub) EMU_SIMD(__vsetgts, sa > sb) EMU_SIMD(__vsetgtu, ua > ub)
+EMU_SIMD(__vsetles, sa <= sb) EMU_SIMD(__vsetleu, ua <= ub) EMU_SIMD(__vsetlts, sa < sb) EMU_SIMD(__vsetltu, ua < ub)
+EMU_SIMD1(__vabs, sa < 0 ? -sa : sa) EMU_SIMD1(__vabsss, L::sat_s(sa < 0 ? -sa : sa))
+EMU_SIMD1(__vneg, -sa) EMU_SIMD1(__vnegss, L::sat_s(-sa))
+#undef EMU_SIMD
+#undef EMU_SIMD1
+static inline unsigned int __vsads2(unsigned int a, unsigned int b) { return ::__emu::simd::sad<16, true>(a, b); }
+static inline unsigned int __vsads4(unsigned int a, unsigned int b) { return ::__emu::simd::sad<8, true>(a, b); }
+static inline unsigned int __vsadu2(unsigned int a, unsigned int b) { return ::__emu::simd::sad<16, false>(a, b); }
+static inline unsigned int __vsadu4(unsigned int a, unsigned int b) { return ::__emu::simd::sad<8, false>(a, b); }
 static inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
     unsigned long long v = (static_cast<unsigned long long>(y) << 32) | x;
     unsigned int r = 0;
