@@ -2,10 +2,10 @@
 
 A collective is a task on the caller's host stream, run after the kernels queued before it and
 before those queued after it. On an idle stream it starts on the caller's thread and goes on there
-for at most 100 µs per exchange (``_INLINE_S``): in a training step the peers are usually there already, and two
-thread hand-offs cost more than the exchange; whatever is not done by then is finished by the
-stream's worker, so the call still returns at once when peers are late. It is two non-blocking MPI
-collectives, each polled until done:
+for at most 100 µs per exchange (``_INLINE_S``): in a training step the peers are usually there
+already, and two thread hand-offs cost more than the exchange; whatever is not done by then is
+finished by the stream's worker, so the call still returns at once when peers are late. It is two
+non-blocking MPI collectives, each polled until done:
 
 1. a *signature check*: an ``Iallreduce(MAX)`` of ``[v, -v]`` where ``v`` = (arguments valid,
    collective kind, count, dtype, op, root, sequence number). Every rank learns the min and max of
