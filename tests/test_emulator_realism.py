@@ -630,3 +630,28 @@ def test_simd_in_word_intrinsics(d):
     for k, (nm, w) in enumerate(names):
         want = [_simd_ref(nm, int(x), int(y), 32 // w) for x, y in zip(a, b)]
         assert got[k].tolist() == want, f"__{nm}{w}"
+
+
+def test_watchdog_and_bounds_check_settings_read_the_environment_once(monkeypatch):
+    """Read at the first launch (or after set_*(None)), not at every launch: 1.4 µs of a tiny launch."""
+    from aclnn_py.emulator import compiler
+    import os
+    before = os.environ.get("ACLNN_PY_EMU_WATCHDOG_S"), os.environ.get("ACLNN_PY_EMU_CHECK_BOUNDS")
+    monkeypatch.setenv("ACLNN_PY_EMU_WATCHDOG_S", "12.5")
+    monkeypatch.setenv("ACLNN_PY_EMU_CHECK_BOUNDS", "1")
+    try:
+        emulator.set_watchdog(None)
+        emulator.set_bounds_check(None)
+        assert compiler.watchdog_seconds() == 12.5 and compiler._bounds_check_enabled()
+        monkeypatch.setenv("ACLNN_PY_EMU_WATCHDOG_S", "7")
+        assert compiler.watchdog_seconds() == 12.5                     # cached
+        emulator.set_watchdog(3)
+        assert compiler.watchdog_seconds() == 3                         # an explicit setting wins
+        emulator.set_watchdog(None)
+        assert compiler.watchdog_seconds() == 7                         # None reads the environment again
+    finally:
+        monkeypatch.undo()
+        emulator.set_watchdog(None)
+        emulator.set_bounds_check(None)
+    if before == (None, None):
+        assert compiler.watchdog_seconds() == 300 and not compiler._bounds_check_enabled()
