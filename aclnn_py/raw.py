@@ -53,9 +53,9 @@ def _dim3(v) -> tuple[int, int, int]:
 
 def _stream(stream):
     """The backend stream for a launch: an acl stream handle, or None for CuPy's current stream."""
-    from .acl._state import resolve_stream
     if stream is None:
         return get_backend().current_stream()    # as CuPy: the current stream, not Stream.null
+    from .acl._state import resolve_stream
     if type(stream).__module__.startswith("cupy") and hasattr(stream, "ptr"):
         return stream                            # a cupy.cuda.Stream, as CuPy accepts
     s, st = resolve_stream("RawKernel launch", stream)

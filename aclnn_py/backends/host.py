@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import DeviceError
 from ..kernel_args import check_args, scalar_bytes
+from ..launch import Slot, Ws      # (imported here, not per launch: an import statement costs µs)
 
 _POISON = 0xFF  # fresh "device" memory reads as NaN / -1, never as plausible zeros
 
@@ -413,7 +414,6 @@ class HostBackend:
 
     def freeze_args(self, kernel, args: Sequence[Any]) -> tuple:
         """Marshal a planned launch's constant arguments once (phase 1); pointer references stay."""
-        from ..launch import Slot, Ws
         check_args([a for a in args if type(a) not in (Slot, Ws)], kernel.name)
         frozen = []
         for i, a in enumerate(args):
@@ -426,7 +426,6 @@ class HostBackend:
 
     def launch_planned(self, kernel, grid, block, args: tuple, slot_addrs, workspace, shared_mem, stream) -> None:
         """Phase 2's launch: constants were marshalled in phase 1; only pointer references remain."""
-        from ..launch import Slot
         params = [a if type(a) is bytes else
                   ((slot_addrs[a.index] if type(a) is Slot else workspace) + a.byte_offset).to_bytes(8, "little")
                   for a in args]
