@@ -655,3 +655,13 @@ def test_watchdog_and_bounds_check_settings_read_the_environment_once(monkeypatc
         emulator.set_bounds_check(None)
     if before == (None, None):
         assert compiler.watchdog_seconds() == 300 and not compiler._bounds_check_enabled()
+
+
+def test_volatile_rewrite_leaves_string_literals_alone():
+    from aclnn_py.emulator.compiler import _rewrite_volatile
+    src = 'printf("volatile int* %d\\n", 1); volatile int* p = q; char c = \'"\'; float volatile *s;'
+    out = _rewrite_volatile(src)
+    assert '"volatile int* %d\\n"' in out and "char c = '\"'" in out
+    flat = " ".join(out.split())
+    assert "::__emu::vptr<int> p = q;" in flat and "::__emu::vptr<float> s;" in flat
+    assert out.count("\n") == src.count("\n")

@@ -48,7 +48,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-1"
+_EMU_VERSION = "aclnn-emu-2"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -436,18 +436,32 @@ _VOLATILE_RES = (
 )
 
 
+_LITERAL_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+
+
 def _rewrite_volatile(text: str) -> str:
     """Rewrite volatile pointers / references in user code to the emulator's lockstep proxies (a
     function that takes or uses one needs fibers: vptr / vref are sync primitives for the scan).
-    Newlines are kept."""
-    for rx, repl in _VOLATILE_RES:
-        def sub(m, repl=repl):
-            t = " ".join(m.group("t").split())
-            if m.group("c") or (m.groupdict().get("c2")):
-                t = "const " + t
-            return repl.format(t=t) + "\n" * m.group(0).count("\n")
-        text = rx.sub(sub, text)
-    return text
+    String and character literals are left alone; newlines are kept."""
+    if "volatile" not in text:
+        return text
+
+    def code(part: str) -> str:
+        for rx, repl in _VOLATILE_RES:
+            def sub(m, repl=repl):
+                t = " ".join(m.group("t").split())
+                if m.group("c") or (m.groupdict().get("c2")):
+                    t = "const " + t
+                return repl.format(t=t) + "\n" * m.group(0).count("\n")
+            part = rx.sub(sub, part)
+        return part
+    out, last = [], 0
+    for m in _LITERAL_RE.finditer(text):
+        out.append(code(text[last:m.start()]))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(code(text[last:]))
+    return "".join(out)
 
 
 _TOKEN_RE = re.compile(
