@@ -105,7 +105,7 @@ class HostStream:
                 return True
         rest = None
         try:
-            rest = self._run(task, finished=lambda r: r is None)
+            rest = self._run(task, may_continue=True)
         finally:
             if rest is not None:
                 with self._lock:      # ahead of whatever was queued while ``task`` ran
@@ -114,9 +114,10 @@ class HostStream:
             self._exec.release()
         return True
 
-    def _run(self, task, finished=lambda r: True):
-        """Run ``task``; its failure is kept for ``synchronize``. Returns what it returned; the
-        stream's count of unfinished work drops unless ``finished`` says more is to come."""
+    def _run(self, task, may_continue: bool = False):
+        """Run ``task``; its failure is kept for ``synchronize``. Returns what it returned. The
+        stream's count of unfinished work drops unless ``may_continue`` and ``task`` returned the
+        rest of its work (``start``)."""
         result = None
         try:
             result = task()
@@ -126,7 +127,7 @@ class HostStream:
                     self._error = exc
             result = None
         finally:
-            if finished(result):
+            if not (may_continue and result is not None):
                 with self._lock:
                     self._pending -= 1
         return result

@@ -327,23 +327,23 @@ class MpiEngine:
             return False, (R.HCCL_E_RUNTIME, f"{api}: the stream was destroyed while this call was enqueued")
         return True, None
 
-    def _advance(self, c: MpiComm, api: str, steps, deadline: float, spin_until: float | None, req=None):
-        """Drive ``steps`` (a generator of MPI requests). ``spin_until`` None: wait for each request
-        (peer checks, timeout) and return None at the end. Otherwise poll each one for at most that many
-        seconds and return the first request still unfinished (the caller hands it and ``steps`` on),
-        or None."""
+    def _advance(self, c: MpiComm, api: str, steps, deadline: float, budget: float | None, req=None):
+        """Drive ``steps`` (a generator of MPI requests). ``budget`` None: wait for each request
+        (peer checks, timeout) and return None at the end. Otherwise poll each one for at most
+        ``budget`` seconds and return the first request still unfinished (the caller hands it and
+        ``steps`` on), or None."""
         MPI = _MPI
         try:
             if req is None:
                 req = next(steps)
             while True:
-                if spin_until is None:
+                if budget is None:
                     err = self._poll(req, c, deadline, api)
                     if err is not None:
                         raise c.break_(err, isinstance(err, PeerLeft))
                 else:
                     test = req.Test
-                    end = time.perf_counter() + spin_until   # each exchange gets the whole budget
+                    end = time.perf_counter() + budget   # each exchange gets the whole budget
                     while not test():
                         if time.perf_counter() > end:
                             return req
