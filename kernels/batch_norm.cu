@@ -639,12 +639,10 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
       }
     }
 #pragma unroll
-    for (int k = 0; k < kCPT; ++k) {
-      acc_t<T> v[kRPT];
+    for (int j = 0; j < kRPT; ++j)
 #pragma unroll
-      for (int j = 0; j < kRPT; ++j) v[j] = f[j][k] - K[k];
-      aclnn::welford_add_chunk(w[k], v, ok);
-    }
+      for (int k = 0; k < kCPT; ++k) f[j][k] -= K[k];
+    aclnn::welford_add_rows(w, f, ok);
   }
 }
 
@@ -997,16 +995,14 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
         for (int e = 0; e < E; ++e)
           if (!bit[e]) d[e] = A(0);
       }
-      A a = A(0), b = A(0);
+      A a[E], b[E];
 #pragma unroll
       for (int e = 0; e < E; ++e) {
-        if (ok[e]) {
-          a += d[e];
-          b += d[e] * (v[e] - m);
-        }
+        a[e] = ok[e] ? d[e] : A(0);
+        b[e] = ok[e] ? d[e] * (v[e] - m) : A(0);
       }
-      s1 += a;
-      s2 += b;
+      s1 += aclnn::chunk_sum(a);
+      s2 += aclnn::chunk_sum(b);
     }
     tile.advance();
   }

@@ -444,6 +444,34 @@ def test_float_to_half_rounding(conv):
     np.testing.assert_array_equal(hc, h)
 
 
+def test_half2_pair_conversions_match_the_scalar_ones(conv):
+    """__half22float2 / __floats2half2_rn / __float22half2_rn (one F16C instruction per pair on the
+    emulator) give the scalar conversions' bits in both lanes, NaN on either side included."""
+    x = float_samples(np.float16)
+    n = x.size
+    rng = np.random.default_rng(21)
+    assert n > 65536
+    bits = np.concatenate([np.arange(65536, dtype=np.uint16), rng.integers(0, 65536, n - 65536).astype(np.uint16)])
+    f = np.zeros(2 * n, np.float32)
+    h = np.zeros(2 * n, np.uint16)
+    h2 = np.zeros(2 * n, np.uint16)
+    conv.get_function("half2_pairs").launch((128, 1, 1), (256, 1, 1), [ptr(bits), ptr(x), ptr(f), ptr(h), ptr(h2), i32(n)])
+    pb = np.stack([bits, bits[::-1]], 1).reshape(-1)
+    with np.errstate(invalid="ignore"):
+        fref = pb.view(np.float16).astype(np.float32)
+    nan = np.isnan(fref)
+    assert nan.any() and not nan.all()
+    np.testing.assert_array_equal(f[~nan].view(np.uint32), fref[~nan].view(np.uint32))
+    assert np.all(f[nan].view(np.uint32) == 0x7FFFFFFF)
+    for out, px in ((h, np.stack([x, x[::-1]], 1).reshape(-1)), (h2, np.stack([x[::-1], x], 1).reshape(-1))):
+        with np.errstate(over="ignore"):
+            ref = px.astype(np.float16).view(np.uint16)
+        xn = np.isnan(px)
+        assert xn.any()
+        np.testing.assert_array_equal(out[~xn], ref[~xn])
+        assert np.all(out[xn] == 0x7FFF)
+
+
 @pytest.mark.skipif(ml_dtypes is None, reason="ml_dtypes not installed")
 def test_float_to_bf16_rounding(conv):
     x = float_samples(ml_dtypes.bfloat16)

@@ -665,3 +665,53 @@ def test_volatile_rewrite_leaves_string_literals_alone():
     flat = " ".join(out.split())
     assert "::__emu::vptr<int> p = q;" in flat and "::__emu::vptr<float> s;" in flat
     assert out.count("\n") == src.count("\n")
+
+
+def test_pragma_unroll_becomes_gcc_unroll():
+    from aclnn_py.emulator.compiler import _rewrite_unroll
+    src = "#pragma unroll\nfor(;;){}\n  #  pragma unroll 4\n#pragma unroll 1\n#pragma unroll (N)\n#pragma unrolled\n"
+    out = _rewrite_unroll(src).splitlines()
+    assert out[0] == "#pragma GCC unroll 16"            # count-less: small constant loops unroll fully
+    assert out[2] == "  #pragma GCC unroll 4"
+    assert out[3] == "#pragma GCC unroll 1"              # `1`: not unrolled, as on a GPU
+    assert out[4] == "#pragma unroll (N)"                # a count expression is left to g++
+    assert out[5] == "#pragma unrolled"
+    assert len(out) == src.count("\n")
+
+
+UNROLL_SRC = r'''
+template <int N>
+__device__ float dot(const float* a, const float* b) {
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < N; ++i) s += a[i] * b[i];
+  return s;
+}
+extern "C" __global__ void unrolled(const float* a, const float* b, float* out, int n) {
+  const int t = threadIdx.x;
+  float r[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) r[k] = a[t * 8 + k];
+  float v = dot<8>(r, b);
+#pragma unroll 4
+  for (int i = 0; i < n; ++i) v += a[i];          // a trip count known only at run time
+#pragma unroll 1
+  for (int i = 0; i < 3; ++i) v *= 0.5f;
+#pragma unroll (2 + 1)
+  for (int i = 0; i < 5; ++i) v += 1.f;
+  out[t] = v;
+}
+'''
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 13])
+def test_unrolled_loops_compute_the_same(d, n):
+    mod = A.RawModule(code=UNROLL_SRC)
+    rng = np.random.default_rng(n)
+    a = rng.integers(-8, 8, 32 * 8).astype(np.float32)
+    b = rng.integers(-8, 8, 8).astype(np.float32)
+    pa, pb, po = d.up(a), d.up(b), d.up(np.zeros(32, np.float32))
+    mod.get_function("unrolled")((1,), (32,), (pa, pb, po, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0
+    ref = (a.reshape(32, 8) @ b + a[:n].sum()) * 0.125 + 5.0
+    np.testing.assert_array_equal(d.down(po, 32, np.float32), ref.astype(np.float32))

@@ -436,6 +436,29 @@ _VOLATILE_RES = (
 )
 
 
+# CUDA's `#pragma unroll [N]` (g++ ignores it as an unknown pragma). Without a count nvcc unrolls a
+# loop of constant trip count completely; g++ is told to unroll up to 16 (the small fixed loops of
+# kernels: vector lanes, chunks, masks; left rolled they keep their arrays on the stack, where a
+# 16-byte vector built from 4-byte stores stalls on store forwarding). A literal count is passed on;
+# any other count expression is left to g++'s own judgement.
+_UNROLL_RE = re.compile(r"^([ \t]*)#[ \t]*pragma[ \t]+unroll\b[ \t]*(\S*)[ \t]*$", re.M)
+_UNROLL_DEFAULT = 16
+
+
+def _rewrite_unroll(text: str) -> str:
+    if "unroll" not in text:
+        return text
+
+    def repl(m: re.Match) -> str:
+        count = m.group(2)
+        if not count:
+            return f"{m.group(1)}#pragma GCC unroll {_UNROLL_DEFAULT}"
+        if count.isdigit() and int(count) < 65535:
+            return f"{m.group(1)}#pragma GCC unroll {int(count)}"
+        return m.group(0)
+    return _UNROLL_RE.sub(repl, text)
+
+
 _LITERAL_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
 
 
@@ -1468,7 +1491,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         last = 0
         for a, b in segs:
             pieces.append(pre_text[last:a])
-            seg = _rewrite_volatile(_rewrite_extern_shared(pre_text[a:b]))
+            seg = _rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(pre_text[a:b])))
             pieces.append(seg)
             user_text.append(seg)
             last = b

@@ -85,3 +85,22 @@ extern "C" __global__ void half_int_conv(const int* v, const unsigned short* h, 
         to_int[4 * i + 3] = __half2int_ru(x);
     }
 }
+
+// The two-lane conversions (the emulator converts both lanes in one F16C instruction, with the
+// scalar path for a NaN on either side): element i is paired with element n-1-i, so every value
+// meets many partners, NaNs included, in both lanes.
+extern "C" __global__ void half2_pairs(const unsigned short* bits, const float* x, float* f_out,
+                                       unsigned short* h_out, unsigned short* h_out2, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const int j = n - 1 - i;
+        const float2 p = __half22float2(__halves2half2(__ushort_as_half(bits[i]), __ushort_as_half(bits[j])));
+        f_out[2 * i] = p.x;
+        f_out[2 * i + 1] = p.y;
+        const __half2 h = __floats2half2_rn(x[i], x[j]);
+        h_out[2 * i] = __half_as_ushort(__low2half(h));
+        h_out[2 * i + 1] = __half_as_ushort(__high2half(h));
+        const __half2 g = __float22half2_rn(make_float2(x[j], x[i]));
+        h_out2[2 * i] = __half_as_ushort(__low2half(g));
+        h_out2[2 * i + 1] = __half_as_ushort(__high2half(g));
+    }
+}

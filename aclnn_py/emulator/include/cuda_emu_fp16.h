@@ -120,6 +120,32 @@ static inline float h2f(unsigned short h) {
     }
     return __builtin_bit_cast(float, u);
 }
+// Two halves <-> two floats in one instruction (the __half2 conversions, and the kernels' 16-byte
+// vector loads/stores that go through them): a lone conversion is port-bound at ~2 per element.
+// Same bits as the scalar functions; a NaN on either side takes them.
+static inline void h2f_pair(uint32_t w, float& lo, float& hi) {
+#ifdef ACLNN_EMU_HW_H2F
+    typedef int emu_v4si __attribute__((vector_size(16)));
+    const emu_v4sf r = __builtin_ia32_vcvtph2ps(reinterpret_cast<emu_v8hi>(emu_v4si{static_cast<int>(w), 0, 0, 0}));
+    if (__builtin_expect(r[0] == r[0] && r[1] == r[1], 1)) {
+        lo = r[0];
+        hi = r[1];
+        return;
+    }
+#endif
+    lo = h2f(static_cast<unsigned short>(w & 0xffffu));
+    hi = h2f(static_cast<unsigned short>(w >> 16));
+}
+static inline uint32_t f2h_pair(float a, float b) {
+#ifdef ACLNN_EMU_HW_H2F
+    if (__builtin_expect(a == a && b == b, 1)) {
+        const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{a, b, 0.f, 0.f}, 0);
+        return static_cast<uint32_t>(static_cast<unsigned short>(r[0])) |
+               (static_cast<uint32_t>(static_cast<unsigned short>(r[1])) << 16);
+    }
+#endif
+    return static_cast<uint32_t>(f2h(a)) | (static_cast<uint32_t>(f2h(b)) << 16);
+}
 static inline float bf2f(unsigned short b) { return __builtin_bit_cast(float, static_cast<uint32_t>(b) << 16); }
 
 template <class I>
@@ -257,6 +283,18 @@ template <> inline unsigned short inf_bits<__nv_bfloat16>() { return 0x7f80u; }
 template <class H> static inline unsigned short one_bits();
 template <> inline unsigned short one_bits<__half>() { return 0x3c00u; }
 template <> inline unsigned short one_bits<__nv_bfloat16>() { return 0x3f80u; }
+// Pairs (the __half2 / __nv_bfloat162 conversions): __half through h2f_pair / f2h_pair.
+template <class H2> static inline float2 to_pair(const H2& a) { return make_float2(tof(a.x), tof(a.y)); }
+template <> inline float2 to_pair<__half2>(const __half2& a) {
+    float lo, hi;
+    h2f_pair(static_cast<uint32_t>(a.x.__x) | (static_cast<uint32_t>(a.y.__x) << 16), lo, hi);
+    return make_float2(lo, hi);
+}
+template <class H2, class H> static inline H2 from_pair(float a, float b) { return H2(fromf<H>(a), fromf<H>(b)); }
+template <> inline __half2 from_pair<__half2, __half>(float a, float b) {
+    const uint32_t w = f2h_pair(a, b);
+    return __half2(mk<__half>(static_cast<unsigned short>(w & 0xffffu)), mk<__half>(static_cast<unsigned short>(w >> 16)));
+}
 static inline float sat(float f) { return f >= 1.0f ? 1.0f : (f > 0.0f ? f : 0.0f); }  // NaN -> 0
 }  // namespace fp
 }  // namespace __emu
@@ -428,10 +466,10 @@ EMU_LP_FUNCS(__nv_bfloat16, __nv_bfloat162)
     static inline H2 __halves2##N##2(const H a, const H b) { return H2(a, b); }                                  \
     static inline H2 __##N##2##N##2(const H a) { return H2(a, a); }                                              \
     static inline H2 make_##N##2(const H a, const H b) { return H2(a, b); }                                      \
-    static inline H2 __floats2##N##2_rn(const float a, const float b) { return H2(__float2##N(a), __float2##N(b)); } \
+    static inline H2 __floats2##N##2_rn(const float a, const float b) { return ::__emu::fp::from_pair<H2, H>(a, b); } \
     static inline H2 __float2##N##2_rn(const float a) { H h = __float2##N(a); return H2(h, h); }                 \
-    static inline float2 __##N##22float2(const H2 a) { return make_float2(::__emu::fp::tof(a.x), ::__emu::fp::tof(a.y)); } \
-    static inline H2 __float22##N##2_rn(const float2 a) { return H2(__float2##N(a.x), __float2##N(a.y)); }       \
+    static inline float2 __##N##22float2(const H2 a) { return ::__emu::fp::to_pair(a); }                         \
+    static inline H2 __float22##N##2_rn(const float2 a) { return ::__emu::fp::from_pair<H2, H>(a.x, a.y); }     \
     static inline H __low2##N(const H2 a) { return a.x; }                                                        \
     static inline H __high2##N(const H2 a) { return a.y; }                                                       \
     static inline H2 __lows2##N##2(const H2 a, const H2 b) { return H2(a.x, b.x); }                              \

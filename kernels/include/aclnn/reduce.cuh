@@ -67,38 +67,90 @@ __device__ __forceinline__ Welford<F, I> welford_merge(Welford<F, I> a, const We
   return a;
 }
 
-// Fold a chunk of `cnt` values (v[i] valid where ok[i]) into `w`, two-pass inside the chunk with
-// the compensated correction  m2 = sum d^2 - (sum d)^2 / cnt  (d = v - chunk mean).
+// Sum of K values in one fixed order: L interleaved partial sums (partial l adds v[l], v[l+L],
+// v[l+2L], ... in order), then a fixed tree over the partials. A plain running sum is one chain of
+// K dependent adds (the host emulator's CPU thread runs it at the add latency: NCX backward
+// partials 2.3 -> 1.5 ms on 8x64x56x56); L independent chains overlap, on a GPU too.
 template <int K, typename F>
-__device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&v)[K], const bool (&ok)[K]) {
-  F s = F(0);
-  int cnt = 0;
+__device__ __forceinline__ F chunk_sum(const F (&v)[K]) {
+  constexpr int L = (K % 4 == 0) ? 4 : ((K % 2 == 0) ? 2 : 1);
+  F p[L];
+#pragma unroll
+  for (int l = 0; l < L; ++l) p[l] = v[l];
+#pragma unroll
+  for (int i = L; i < K; ++i) p[i % L] += v[i];
+  if constexpr (L == 4) return (p[0] + p[1]) + (p[2] + p[3]);
+  else if constexpr (L == 2) return p[0] + p[1];
+  else return p[0];
+}
+
+// The statistics of one chunk of `cnt` values (v[i] valid where ok[i]; cnt > 0, inv = 1 / cnt):
+// two-pass inside the chunk with the compensated correction  m2 = sum d^2 - (sum d)^2 / cnt
+// (d = v - chunk mean), every sum in chunk_sum's order.
+template <int K, typename F>
+__device__ __forceinline__ void chunk_moments(const F (&v)[K], const bool (&ok)[K], F inv, F& mean, F& m2) {
+  F x[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) x[i] = ok[i] ? v[i] : F(0);
+  const F cm = chunk_sum(x) * inv;
+  F d[K], dd[K];
 #pragma unroll
   for (int i = 0; i < K; ++i) {
-    if (ok[i]) {
-      s += v[i];
-      ++cnt;
-    }
+    d[i] = ok[i] ? v[i] - cm : F(0);
+    dd[i] = d[i] * d[i];
   }
+  const F e = chunk_sum(d);
+  mean = cm + e * inv;
+  m2 = chunk_sum(dd) - e * e * inv;
+  if (m2 < F(0)) m2 = F(0);
+}
+
+template <int K>
+__device__ __forceinline__ int count_true(const bool (&ok)[K]) {
+  int cnt = 0;
+#pragma unroll
+  for (int i = 0; i < K; ++i) cnt += ok[i] ? 1 : 0;
+  return cnt;
+}
+
+// Fold a chunk of values (v[i] valid where ok[i]) into `w` (Chan's merge of chunk_moments).
+template <int K, typename F>
+__device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&v)[K], const bool (&ok)[K]) {
+  const int cnt = count_true(ok);
   if (cnt == 0) return;
   // a full chunk (the common case) divides by the constant K: folded at compile time, same bits
   const F inv = cnt == K ? F(1) / static_cast<F>(K) : F(1) / static_cast<F>(cnt);
-  const F cm = s * inv;
-  F q = F(0), e = F(0);
-#pragma unroll
-  for (int i = 0; i < K; ++i) {
-    if (ok[i]) {
-      const F d = v[i] - cm;
-      q += d * d;
-      e += d;
-    }
-  }
   Welford<F, int> c;
-  c.mean = cm + e * inv;
-  c.m2 = q - e * e * inv;
-  if (c.m2 < F(0)) c.m2 = F(0);
+  chunk_moments(v, ok, inv, c.mean, c.m2);
   c.n = cnt;
   w = welford_merge(w, c);
+}
+
+// Fold R rows of G series (v[j][k]: row j of series k; row j valid where ok[j]) into w[0..G): the
+// series see the same rows, so they share one count and one merge factor: one division per chunk
+// for all G instead of G (NHWC statistics partials 3.4 -> 1.4-1.7 ms on 8x64x56x56, host emulator).
+// w[k].n must be equal for every k. Same formulas as welford_merge.
+template <int R, int G, typename F>
+__device__ __forceinline__ void welford_add_rows(Welford<F, int> (&w)[G], const F (&v)[R][G], const bool (&ok)[R]) {
+  const int cnt = count_true(ok);
+  if (cnt == 0) return;
+  const F inv = cnt == R ? F(1) / static_cast<F>(R) : F(1) / static_cast<F>(cnt);
+  const int n = w[0].n + cnt;
+  const F fb = static_cast<F>(cnt) / static_cast<F>(n);
+  const F na = static_cast<F>(w[0].n);
+#pragma unroll
+  for (int k = 0; k < G; ++k) {
+    F col[R];
+#pragma unroll
+    for (int j = 0; j < R; ++j) col[j] = v[j][k];
+    F cmean, cm2;
+    chunk_moments(col, ok, inv, cmean, cm2);
+    // n_a == 0: fb == 1 and na == 0, so mean = cmean and m2 = cm2 exactly (welford_merge's b)
+    const F delta = cmean - w[k].mean;
+    w[k].mean = w[k].mean + delta * fb;
+    w[k].m2 = w[k].m2 + cm2 + delta * delta * na * fb;
+    w[k].n = n;
+  }
 }
 
 // All 32 lanes must call. Lane 0 receives the merge of all lanes, in the fixed tree order

@@ -32,11 +32,62 @@ template <> __device__ __forceinline__ float bits_to_f32<__half>(unsigned b) {
 }
 template <> __device__ __forceinline__ float bits_to_f32<__nv_bfloat16>(unsigned b) { return __uint_as_float(b << 16); }
 
+// Both 16-bit elements of a 32-bit word (low first) as f32, and back: the __half2 / __nv_bfloat162
+// conversions (one cvt.rn.f16x2.f32 / bf16x2 for the store on sm_80+; on the host emulator one
+// F16C instruction per pair instead of one per element).
+template <typename T> __device__ __forceinline__ void word_to_f32x2(unsigned w, float& lo, float& hi);
+template <> __device__ __forceinline__ void word_to_f32x2<__half>(unsigned w, float& lo, float& hi) {
+  const float2 p = __half22float2(*reinterpret_cast<const __half2*>(&w));
+  lo = p.x;
+  hi = p.y;
+}
+template <> __device__ __forceinline__ void word_to_f32x2<__nv_bfloat16>(unsigned w, float& lo, float& hi) {
+  lo = __uint_as_float(w << 16);
+  hi = __uint_as_float(w & 0xffff0000u);
+}
+template <typename T> __device__ __forceinline__ unsigned f32x2_to_word(float lo, float hi);
+template <> __device__ __forceinline__ unsigned f32x2_to_word<__half>(float lo, float hi) {
+  const __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&h);
+}
+template <> __device__ __forceinline__ unsigned f32x2_to_word<__nv_bfloat16>(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const unsigned*>(&h);
+}
+
 // 4-, 8- or 16-byte vector of raw 32-bit words.
 template <int W> struct WordVec;
 template <> struct WordVec<1> { using type = unsigned; };
 template <> struct WordVec<2> { using type = uint2; };
 template <> struct WordVec<4> { using type = uint4; };
+
+// Vector load / store of N elements at base[idx .. idx+N). Requirements: `base` aligned to
+// N*sizeof(T) bytes and idx % N == 0. The access is written as an index into a vector-typed base
+// pointer (not as a cast of base + idx): nvcc keeps the vector width only in that form when the
+// index comes from loop induction variables (a cast of a computed pointer was split into scalar
+// stores in the NCX loops).
+// Word i of a vector of N elements as f32 (f[i], or f[2i], f[2i+1] for 2-byte types), and back.
+// Each word is read and written by name (v.x, v.y, ...), never through a local array: the host
+// emulator's compiler does not always unroll the word loop, and a 16-byte vector assembled from
+// four 4-byte stack stores stalls on store forwarding.
+template <typename T, int N>
+__device__ __forceinline__ void word_to_f32(unsigned w, int i, float (&f)[N]) {
+  if constexpr (sizeof(T) == 4) {
+    f[i] = bits_to_f32<T>(w);
+  } else {
+    static_assert(sizeof(T) == 2, "2- or 4-byte element types");
+    word_to_f32x2<T>(w, f[2 * i], f[2 * i + 1]);
+  }
+}
+template <typename T, int N>
+__device__ __forceinline__ unsigned f32_to_word(const float (&f)[N], int i) {
+  if constexpr (sizeof(T) == 4) {
+    return raw_bits(from_f32<T>(f[i]));
+  } else {
+    static_assert(sizeof(T) == 2, "2- or 4-byte element types");
+    return f32x2_to_word<T>(f[2 * i], f[2 * i + 1]);
+  }
+}
 
 // Vector load / store of N elements at base[idx .. idx+N). Requirements: `base` aligned to
 // N*sizeof(T) bytes and idx % N == 0. The access is written as an index into a vector-typed base
@@ -49,24 +100,16 @@ __device__ __forceinline__ void load_vec_f32(const T* __restrict__ base, long lo
   static_assert(kW == 1 || kW == 2 || kW == 4, "4-, 8- or 16-byte vectors");
   using V = typename WordVec<kW>::type;
   const V v = reinterpret_cast<const V*>(base)[static_cast<unsigned long long>(idx) / N];
-  unsigned w[kW];
   if constexpr (kW == 4) {
-    w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w;
+    word_to_f32<T>(v.x, 0, f);
+    word_to_f32<T>(v.y, 1, f);
+    word_to_f32<T>(v.z, 2, f);
+    word_to_f32<T>(v.w, 3, f);
   } else if constexpr (kW == 2) {
-    w[0] = v.x; w[1] = v.y;
+    word_to_f32<T>(v.x, 0, f);
+    word_to_f32<T>(v.y, 1, f);
   } else {
-    w[0] = v;
-  }
-  if constexpr (sizeof(T) == 4) {
-#pragma unroll
-    for (int i = 0; i < N; ++i) f[i] = bits_to_f32<T>(w[i]);
-  } else {
-    static_assert(sizeof(T) == 2, "2- or 4-byte element types");
-#pragma unroll
-    for (int i = 0; i < kW; ++i) {
-      f[2 * i] = bits_to_f32<T>(w[i] & 0xffffu);
-      f[2 * i + 1] = bits_to_f32<T>(w[i] >> 16);
-    }
+    word_to_f32<T>(v, 0, f);
   }
 }
 
@@ -75,23 +118,17 @@ __device__ __forceinline__ void store_vec_f32(T* __restrict__ base, long long id
   constexpr int kW = N * static_cast<int>(sizeof(T)) / 4;
   static_assert(kW == 1 || kW == 2 || kW == 4, "4-, 8- or 16-byte vectors");
   using V = typename WordVec<kW>::type;
-  unsigned w[kW];
-  if constexpr (sizeof(T) == 4) {
-#pragma unroll
-    for (int i = 0; i < kW; ++i) w[i] = raw_bits(from_f32<T>(f[i]));
-  } else {
-    static_assert(sizeof(T) == 2, "2- or 4-byte element types");
-#pragma unroll
-    for (int i = 0; i < kW; ++i)
-      w[i] = raw_bits(from_f32<T>(f[2 * i])) | (raw_bits(from_f32<T>(f[2 * i + 1])) << 16);
-  }
   V v;
   if constexpr (kW == 4) {
-    v.x = w[0]; v.y = w[1]; v.z = w[2]; v.w = w[3];
+    v.x = f32_to_word<T>(f, 0);
+    v.y = f32_to_word<T>(f, 1);
+    v.z = f32_to_word<T>(f, 2);
+    v.w = f32_to_word<T>(f, 3);
   } else if constexpr (kW == 2) {
-    v.x = w[0]; v.y = w[1];
+    v.x = f32_to_word<T>(f, 0);
+    v.y = f32_to_word<T>(f, 1);
   } else {
-    v = w[0];
+    v = f32_to_word<T>(f, 0);
   }
   reinterpret_cast<V*>(base)[static_cast<unsigned long long>(idx) / N] = v;
 }
