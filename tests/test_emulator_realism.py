@@ -669,13 +669,18 @@ def test_volatile_rewrite_leaves_string_literals_alone():
 
 def test_pragma_unroll_becomes_gcc_unroll():
     from aclnn_py.emulator.compiler import _rewrite_unroll
-    src = "#pragma unroll\nfor(;;){}\n  #  pragma unroll 4\n#pragma unroll 1\n#pragma unroll (N)\n#pragma unrolled\n"
+    src = ("#pragma unroll\nfor(;;){}\n  #  pragma unroll 4\n  while (1);\n#pragma unroll 1\n# 7 \"k.cu\"\n\n do {} while (0);\n"
+           "#pragma unroll (N)\nfor(;;);\n#pragma unrolled\nfor(;;);\n#pragma unroll\n s += 1;\n#pragma unroll\nformat(x);\n"
+           "#pragma unroll\n#pragma unroll 2\nfor(;;);\n")
     out = _rewrite_unroll(src).splitlines()
     assert out[0] == "#pragma GCC unroll 16"            # count-less: small constant loops unroll fully
     assert out[2] == "  #pragma GCC unroll 4"
-    assert out[3] == "#pragma GCC unroll 1"              # `1`: not unrolled, as on a GPU
-    assert out[4] == "#pragma unroll (N)"                # a count expression is left to g++
-    assert out[5] == "#pragma unrolled"
+    assert out[4] == "#pragma GCC unroll 1"              # `1`: not unrolled, as on a GPU
+    assert out[8] == "#pragma unroll (N)"                # a count expression is left to g++
+    assert out[10] == "#pragma unrolled"
+    # not before a loop: left alone (g++ rejects `#pragma GCC unroll` there; nvcc only warns)
+    assert out[12] == "#pragma unroll" and out[14] == "#pragma unroll" and out[16] == "#pragma unroll"
+    assert out[17] == "#pragma GCC unroll 2"
     assert len(out) == src.count("\n")
 
 
@@ -699,7 +704,8 @@ extern "C" __global__ void unrolled(const float* a, const float* b, float* out, 
   for (int i = 0; i < 3; ++i) v *= 0.5f;
 #pragma unroll (2 + 1)
   for (int i = 0; i < 5; ++i) v += 1.f;
-  out[t] = v;
+#pragma unroll
+  out[t] = v;                                      // not a loop: nvcc warns, g++ must not fail
 }
 '''
 

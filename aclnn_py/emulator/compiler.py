@@ -48,7 +48,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-2"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-3"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -441,7 +441,10 @@ _VOLATILE_RES = (
 # kernels: vector lanes, chunks, masks; left rolled they keep their arrays on the stack, where a
 # 16-byte vector built from 4-byte stores stalls on store forwarding). A literal count is passed on;
 # any other count expression is left to g++'s own judgement.
+# Only a pragma whose next statement is a loop is rewritten: g++ rejects `#pragma GCC unroll` before
+# anything else, where nvcc only warns.
 _UNROLL_RE = re.compile(r"^([ \t]*)#[ \t]*pragma[ \t]+unroll\b[ \t]*(\S*)[ \t]*$", re.M)
+_UNROLL_NEXT_RE = re.compile(r'(?:[ \t]*(?:#[ \t]*\d+[ \t]+"[^"\n]*"[^\n]*)?\n)*[ \t]*(?:for|while|do)\b')
 _UNROLL_DEFAULT = 16
 
 
@@ -451,6 +454,8 @@ def _rewrite_unroll(text: str) -> str:
 
     def repl(m: re.Match) -> str:
         count = m.group(2)
+        if not _UNROLL_NEXT_RE.match(text, m.end() + 1):
+            return m.group(0)
         if not count:
             return f"{m.group(1)}#pragma GCC unroll {_UNROLL_DEFAULT}"
         if count.isdigit() and int(count) < 65535:
