@@ -46,3 +46,23 @@ def test_profiles_differ():
 @pytest.mark.parametrize("info", INFOS, ids=lambda i: i.name)
 def test_gpu_plans_match_the_reference(info, gpu_profile):
     assert samples_match_reference(REGISTRY[info.name], info, np.random.default_rng(13)) >= 10
+
+
+@pytest.mark.parametrize("N,C,S", [(32, 256, 196), (8, 64, 3136), (2, 3, 5), (1, 8, 1)])
+def test_host_nxc_reductions_keep_each_block_cache_sized(N, C, S):
+    """On the host a reduction block's 32 threads each walk all of its rows: the host profile splits
+    NXC rows so that one block covers about HOST_NXC_BLOCK_ELEMS elements (never fewer rows than a
+    chunk of the block's), where the GPU profile sizes the grid by SMs."""
+    _bn_plan.force_profile("host")
+    try:
+        grid, block, splits, ws = _bn_plan.plan_reduction(N, C, S, True)
+    finally:
+        _bn_plan.force_profile(None)
+    cx, cy, _ = block
+    M, per_block_channels = N * S, min(C, 4 * cx)
+    assert grid[1] == splits and ws == 3 * splits * C + C
+    assert splits <= -(-M // (4 * cy))                       # every split has rows to walk
+    rows = -(-M // splits)
+    assert rows * per_block_channels <= _bn_plan.HOST_NXC_BLOCK_ELEMS or rows <= 4 * cy
+    if M * per_block_channels > 2 * _bn_plan.HOST_NXC_BLOCK_ELEMS:
+        assert rows * per_block_channels > _bn_plan.HOST_NXC_BLOCK_ELEMS // 2   # not needlessly many blocks

@@ -42,6 +42,7 @@ PER_CHANNEL_MAX_BLOCKS = 1024
 HOST_THREADS = 32        # one warp per block (the kernels' combines need whole warps)
 HOST_TARGET_BLOCKS = 4   # reductions on the host emulator (a few blocks per pool thread, few finalize rounds)
 HOST_ELEM_MAX_BLOCKS = 256   # elementwise on the host: each thread walks many steps (a block's footprint stays in L2)
+HOST_NXC_BLOCK_ELEMS = 32768  # NXC reductions on the host: elements one block covers (its rows x its channels)
 
 _FORCED: str | None = None  # "gpu" / "host": tests run the other profile's plans on the emulator
 
@@ -154,6 +155,10 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
         cx, cy, _ = block
         gx = _cdiv(C, CPT * cx)
         splits = min(_cdiv(_target_blocks(), gx), _cdiv(M, RPT * cy), _cdiv(M * min(C, CPT * cx), MIN_BLOCK_ELEMS))
+        if _on_host():
+            # the block's threads run one after another, each walking every row of the block's range
+            # (its 4 channels of each): the range must stay in the CPU's L2 for the next thread
+            splits = max(splits, min(_cdiv(M * min(C, CPT * cx), HOST_NXC_BLOCK_ELEMS), _cdiv(M, RPT * cy)))
     splits = min(MAX_GRID_Y, max(splits, 1, _cdiv(M, MAX_SPLIT_ELEMS)))
     return (gx, splits, 1), block, splits, 3 * splits * C + C
 
