@@ -154,7 +154,8 @@
 //   incrementally — no division or modulo by runtime sizes inside the loops). A tile is one
 //   (n, c) plane (or a <= 4096-element segment of it); tx threads cover a tile, ty tiles run side
 //   by side, so small planes (7x7) still fill the block. Each step a thread moves 16 elements
-//   (two-stream kernels: 8) as 16-byte vectors (scalar lane-consecutive loads as fallback).
+//   (two-stream kernels: 8) as 16-byte vectors (f16/bf16 planes of S % 8 == 4: 8-byte vectors;
+//   else lane-consecutive scalars: ncx_width).
 // NXC: threads along C (4 channels each, coalesced rows), rows split across blocks.y;
 //   per-channel coefficients sit in registers for the whole grid-stride loop.
 // Grids: reductions ~2 waves (1056 blocks = 132 SMs x 4 x 2); elementwise grid-stride with at
@@ -272,6 +273,27 @@ __device__ __forceinline__ ChunkRange chunk_range(long long R, long long rpc) {
   return ChunkRange{b, lmin(chunks, b + per)};
 }
 
+// NCX vector width (elements per vector access) for planes of S elements at these pointers
+// (nullptr: unused): 16-byte vectors when S and every pointer allow them; for 2-byte types 8-byte
+// vectors next (S % 4 == 0: 14x14 planes), which still convert the elements in pairs; else 0, the
+// lane-consecutive scalar path.
+template <typename T>
+__device__ __forceinline__ int ncx_width(long long S, const void* a, const void* b = nullptr,
+                                         const void* c = nullptr, const void* d = nullptr) {
+  constexpr int V = aclnn::Vec16<T>::value;
+  if (S % V == 0 && aclnn::is_aligned(a, 16) && aclnn::is_aligned(b, 16) && aclnn::is_aligned(c, 16) &&
+      aclnn::is_aligned(d, 16))
+    return V;
+  if constexpr (sizeof(T) == 2) {
+    if (S % (V / 2) == 0 && aclnn::is_aligned(a, 8) && aclnn::is_aligned(b, 8) && aclnn::is_aligned(c, 8) &&
+        aclnn::is_aligned(d, 8))
+      return V / 2;
+  }
+  return 0;
+}
+template <typename T> constexpr int kV16 = aclnn::Vec16<T>::value;
+template <typename T> constexpr int kV8 = sizeof(T) == 2 ? aclnn::Vec16<T>::value / 2 : aclnn::Vec16<T>::value;
+
 __device__ __forceinline__ int lane_id() {
   return static_cast<int>((threadIdx.x + blockDim.x * threadIdx.y) & 31u);
 }
@@ -279,14 +301,14 @@ __device__ __forceinline__ int lane_id() {
 // ------------------------------------------------------------------------------------------------
 // NCX step I/O. A step of a thread row covers tx*E consecutive elements of a tile; `p` points
 // at the step start, `rem` = elements of the tile left from there (may exceed the step).
-//   VEC:    element e = j*V + k sits at offset (j*tx + x)*V + k   (16-byte vectors, coalesced)
-//   scalar: element e sits at offset e*tx + x                      (lane-consecutive scalars)
+//   VW = V > 0: element e = j*V + k sits at offset (j*tx + x)*V + k   (V-element vectors, coalesced)
+//   VW = 0:     element e sits at offset e*tx + x                      (lane-consecutive scalars)
 // ------------------------------------------------------------------------------------------------
-template <typename T, bool VEC, int E>
+template <typename T, int VW, int E>
 __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long at, int rem, int tx, int x,
                                          acc_t<T> (&v)[E], bool (&ok)[E]) {
-  constexpr int V = aclnn::Vec16<T>::value;
-  if constexpr (VEC) {
+  constexpr int V = VW > 0 ? VW : 1;
+  if constexpr (VW > 0) {
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
@@ -315,11 +337,11 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
   }
 }
 
-template <typename T, bool VEC, int E>
+template <typename T, int VW, int E>
 __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, int rem, int tx, int x,
                                           const acc_t<T> (&v)[E]) {
-  constexpr int V = aclnn::Vec16<T>::value;
-  if constexpr (VEC) {
+  constexpr int V = VW > 0 ? VW : 1;
+  if constexpr (VW > 0) {
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
@@ -342,11 +364,11 @@ __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, in
 
 // Reserve-mask bits of one step. `mrow` = the plane's first mask word, `sp` = position of the step
 // start inside the plane (a multiple of 32).
-template <typename T, bool VEC, int E>
+template <typename T, int VW, int E>
 __device__ __forceinline__ void ncx_read_bits(const unsigned* __restrict__ mrow, long long sp, int rem, int tx,
                                               int x, bool (&bit)[E]) {
-  constexpr int V = aclnn::Vec16<T>::value;
-  if constexpr (VEC) {
+  constexpr int V = VW > 0 ? VW : 1;
+  if constexpr (VW > 0) {
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
@@ -366,11 +388,11 @@ __device__ __forceinline__ void ncx_read_bits(const unsigned* __restrict__ mrow,
 
 // Writes the mask words of one step. All 32 lanes of the warp must call (warp collectives);
 // `valid` = this thread row has a real tile; bit[e] must be false for elements outside the tile.
-template <typename T, bool VEC, int E>
+template <typename T, int VW, int E>
 __device__ __forceinline__ void ncx_write_bits(unsigned* __restrict__ mrow, long long sp, int rem, bool valid,
                                                int tx, int x, const bool (&bit)[E]) {
-  constexpr int V = aclnn::Vec16<T>::value;
-  if constexpr (VEC) {
+  constexpr int V = VW > 0 ? VW : 1;
+  if constexpr (VW > 0) {
     constexpr int G = 32 / V;  // lanes per mask word
     const int g = tx < G ? tx : G;
     unsigned acc = 0u;
@@ -627,7 +649,7 @@ __device__ __forceinline__ A act_fwd(A v, int act, A ceiling, bool& pass) {
 // ------------------------------------------------------------------------------------------------
 // statistics partial
 // ------------------------------------------------------------------------------------------------
-template <typename T, bool VEC>
+template <typename T, int VW>
 __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long long N, long long C, long long S,
                                                long long c, acc_t<T> K, Welford<acc_t<T>, int>& w) {
   constexpr int E = kEPT;
@@ -646,7 +668,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     for (int so = 0; so < len; so += step) {
       acc_t<T> v[E];
       bool ok[E];
-      ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+      ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
 #pragma unroll
       for (int e = 0; e < E; ++e) v[e] -= K;
       aclnn::welford_add_chunk(w, v, ok);
@@ -702,14 +724,16 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
   int* ws_n = reinterpret_cast<int*>(ws + 2 * splits * C);
   A* ws_K = ws + 3 * splits * C;
   if constexpr (!CL) {
-    constexpr int V = aclnn::Vec16<T>::value;
     const long long c = blockIdx.x;
     const A K = ld(x[c * S]);
     Welford<A, int> w{A(0), A(0), 0};
-    if (S % V == 0 && aclnn::is_aligned(x, 16))
-      ncx_stats_loop<T, true>(x, N, C, S, c, K, w);
+    const int vw = ncx_width<T>(S, x);
+    if (vw == kV16<T>)
+      ncx_stats_loop<T, kV16<T>>(x, N, C, S, c, K, w);
+    else if (kV8<T> != kV16<T> && vw == kV8<T>)
+      ncx_stats_loop<T, kV8<T>>(x, N, C, S, c, K, w);
     else
-      ncx_stats_loop<T, false>(x, N, C, S, c, K, w);
+      ncx_stats_loop<T, 0>(x, N, C, S, c, K, w);
     w = block_welford(w);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       ws_mean[split * C + c] = w.mean;
@@ -828,7 +852,7 @@ __global__ void bn_prep(const P* __restrict__ mean, const P* __restrict__ stat, 
 // (2) y = act((x - mean) * scale + shift [+ z]), optional reserve mask.
 namespace bnk {
 
-template <typename T, bool VEC, bool FUSED>
+template <typename T, int VW, bool FUSED>
 __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T* __restrict__ z,
                                                const acc_t<T>* __restrict__ mean_f,
                                                const acc_t<T>* __restrict__ scale_f,
@@ -862,7 +886,7 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
       A v[E];
       bool ok[E];
       if (valid) {
-        ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+        ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
       } else {
 #pragma unroll
         for (int e = 0; e < E; ++e) {
@@ -873,7 +897,7 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
       if constexpr (FUSED) {
         A zv[E];
         bool zok[E];
-        if (z && valid) ncx_load<T, VEC, E>(z, off0 + so, len - so, tx, xi, zv, zok);
+        if (z && valid) ncx_load<T, VW, E>(z, off0 + so, len - so, tx, xi, zv, zok);
         bool bit[E];
 #pragma unroll
         for (int e = 0; e < E; ++e) {
@@ -883,12 +907,12 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
           v[e] = act_fwd(r, act, ceiling, pass);
           bit[e] = ok[e] && pass;
         }
-        if (valid) ncx_store<T, VEC, E>(y, off0 + so, len - so, tx, xi, v);
-        if (mask) ncx_write_bits<T, VEC, E>(mask + tile.plane * W, s0 + so, len - so, valid, tx, xi, bit);
+        if (valid) ncx_store<T, VW, E>(y, off0 + so, len - so, tx, xi, v);
+        if (mask) ncx_write_bits<T, VW, E>(mask + tile.plane * W, s0 + so, len - so, valid, tx, xi, bit);
       } else {
 #pragma unroll
         for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
-        if (valid) ncx_store<T, VEC, E>(y, off0 + so, len - so, tx, xi, v);
+        if (valid) ncx_store<T, VW, E>(y, off0 + so, len - so, tx, xi, v);
       }
     }
     tile.advance();
@@ -979,13 +1003,13 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __rest
   using namespace bnk;
   const T* zz = FUSED ? z : nullptr;
   if constexpr (!CL) {
-    constexpr int V = aclnn::Vec16<T>::value;
-    const bool vec = S % V == 0 && aclnn::is_aligned(x, 16) && aclnn::is_aligned(y, 16) &&
-                     (zz == nullptr || aclnn::is_aligned(zz, 16));
-    if (vec)
-      ncx_apply_loop<T, true, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+    const int vw = ncx_width<T>(S, x, y, zz);
+    if (vw == kV16<T>)
+      ncx_apply_loop<T, kV16<T>, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+    else if (kV8<T> != kV16<T> && vw == kV8<T>)
+      ncx_apply_loop<T, kV8<T>, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
     else
-      ncx_apply_loop<T, false, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+      ncx_apply_loop<T, 0, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
   } else {
     constexpr unsigned long long A = kCPT * sizeof(T);
     const bool vec = C % kCPT == 0 && aclnn::is_aligned(x, A) && aclnn::is_aligned(y, A) &&
@@ -1000,7 +1024,7 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __rest
 // (3a) Backward reduce partials: sum(dy'), sum(dy' * (x - mean)), dy' = dy (masked by reserve bits).
 namespace bnk {
 
-template <typename T, bool VEC, bool MASKED>
+template <typename T, int VW, bool MASKED>
 __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long N, long long C,
                                               long long S, long long c, acc_t<T> m, acc_t<T>& s1,
@@ -1024,11 +1048,11 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
     for (int so = 0; so < len; so += step) {
       A d[E], v[E];
       bool ok[E];
-      ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
-      ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+      ncx_load<T, VW, E>(dy, off0 + so, len - so, tx, xi, d, ok);
+      ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
       if constexpr (MASKED) {
         bool bit[E];
-        ncx_read_bits<T, VEC, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
+        ncx_read_bits<T, VW, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
         for (int e = 0; e < E; ++e)
           if (!bit[e]) d[e] = A(0);
@@ -1104,14 +1128,16 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
   A* ws_a = ws;
   A* ws_b = ws + splits * C;
   if constexpr (!CL) {
-    constexpr int V = aclnn::Vec16<T>::value;
     const long long c = blockIdx.x;
     const A m = mean_f[c];
     A s1 = A(0), s2 = A(0);
-    if (S % V == 0 && aclnn::is_aligned(dy, 16) && aclnn::is_aligned(x, 16))
-      ncx_bred_loop<T, true, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+    const int vw = ncx_width<T>(S, dy, x);
+    if (vw == kV16<T>)
+      ncx_bred_loop<T, kV16<T>, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+    else if (kV8<T> != kV16<T> && vw == kV8<T>)
+      ncx_bred_loop<T, kV8<T>, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
     else
-      ncx_bred_loop<T, false, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+      ncx_bred_loop<T, 0, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
     block_sum2(s1, s2);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       ws_a[split * C + c] = s1;
@@ -1212,7 +1238,7 @@ __global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restric
 // masked by the reserve bits (mask may be null: no activation), dz = dy' (dz may be null).
 namespace bnk {
 
-template <typename T, bool VEC, int MODE>
+template <typename T, int VW, int MODE>
 __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                                const unsigned* __restrict__ mask,
                                                const acc_t<T>* __restrict__ mean_f, const acc_t<T>* __restrict__ a_f,
@@ -1244,27 +1270,27 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
     for (int so = 0; so < len; so += step) {
       A d[E];
       bool ok[E];
-      ncx_load<T, VEC, E>(dy, off0 + so, len - so, tx, xi, d, ok);
+      ncx_load<T, VW, E>(dy, off0 + so, len - so, tx, xi, d, ok);
       if constexpr (MODE == 0) {
 #pragma unroll
         for (int e = 0; e < E; ++e) d[e] *= gg;
       } else {
         A v[E];
-        ncx_load<T, VEC, E>(x, off0 + so, len - so, tx, xi, v, ok);
+        ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
         if constexpr (MODE == 2) {
           if (mask) {
             bool bit[E];
-            ncx_read_bits<T, VEC, E>(mask + tile.plane * W, s0 + so, len - so, tx, xi, bit);
+            ncx_read_bits<T, VW, E>(mask + tile.plane * W, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
             for (int e = 0; e < E; ++e)
               if (!bit[e]) d[e] = A(0);
           }
-          if (dz) ncx_store<T, VEC, E>(dz, off0 + so, len - so, tx, xi, d);
+          if (dz) ncx_store<T, VW, E>(dz, off0 + so, len - so, tx, xi, d);
         }
 #pragma unroll
         for (int e = 0; e < E; ++e) d[e] = (d[e] - a - (v[e] - m) * k) * gg;
       }
-      ncx_store<T, VEC, E>(dx, off0 + so, len - so, tx, xi, d);
+      ncx_store<T, VW, E>(dx, off0 + so, len - so, tx, xi, d);
     }
     tile.advance();
   }
@@ -1344,13 +1370,13 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T
   static_assert(MODE >= 0 && MODE <= 2, "MODE: 0 inference, 1 training, 2 training fused");
   T* dzz = MODE == 2 ? dz : nullptr;
   if constexpr (!CL) {
-    constexpr int V = aclnn::Vec16<T>::value;
-    const bool vec = S % V == 0 && aclnn::is_aligned(dy, 16) && aclnn::is_aligned(dx, 16) &&
-                     (MODE == 0 || aclnn::is_aligned(x, 16)) && (dzz == nullptr || aclnn::is_aligned(dzz, 16));
-    if (vec)
-      ncx_belem_loop<T, true, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+    const int vw = ncx_width<T>(S, dy, dx, MODE == 0 ? nullptr : x, dzz);
+    if (vw == kV16<T>)
+      ncx_belem_loop<T, kV16<T>, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+    else if (kV8<T> != kV16<T> && vw == kV8<T>)
+      ncx_belem_loop<T, kV8<T>, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
     else
-      ncx_belem_loop<T, false, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+      ncx_belem_loop<T, 0, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
   } else {
     constexpr unsigned long long A = kCPT * sizeof(T);
     const bool vec = C % kCPT == 0 && aclnn::is_aligned(dy, A) && aclnn::is_aligned(dx, A) &&

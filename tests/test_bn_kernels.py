@@ -308,8 +308,17 @@ def rng_for(*key):
 
 
 # (N, C, S): odd S, C=37 (NXC over several 32-channel words), C=1, S=1, N=1, vector-friendly
-# sizes, and S > 4096 (NCX planes cut into two segments).
-SHAPES = [(2, 3, 50), (3, 37, 7), (4, 1, 33), (5, 16, 1), (1, 4, 40), (2, 8, 64), (2, 2, 5000)]
+# sizes, S % 8 == 4 (14x14: 8-byte vectors for f16/bf16 in NCX), and S > 4096 (NCX planes cut into
+# two segments).
+SHAPES = [(2, 3, 50), (3, 37, 7), (4, 1, 33), (5, 16, 1), (1, 4, 40), (2, 8, 64), (3, 5, 196), (2, 2, 5000)]
+
+
+def _misalign(shape, T):
+    """Bytes to shift the data buffers by: 2 makes (2, 8, 64) take the scalar fallback next to the
+    vector path, 8 makes f16/bf16 (1, 4, 40) take the 8-byte vectors (8- but not 16-byte aligned)."""
+    if T == "float":
+        return 0
+    return {(2, 8, 64): 2, (1, 4, 40): 8}.get(shape, 0)
 LAYOUTS = [False, True]
 
 
@@ -370,7 +379,7 @@ def test_forward_training(mod, T, cl, shape):
     N, C, S = shape
     r = rng_for("fwd", T, cl, shape)
     mem = Mem()
-    misalign = 2 if shape == (2, 8, 64) and T != "float" else 0  # scalar fallback next to the vector path
+    misalign = _misalign(shape, T)
     x, xv = mem.data(r.normal(0.5, 2.0, (N, C, S)), T, cl, misalign)
     P = "float" if T == "float" or (N + C) % 2 else T
     w, wv = mem.vec(r.normal(1.0, 0.3, C), P)
@@ -453,7 +462,7 @@ def test_backward_training(mod, T, cl, shape):
     N, C, S = shape
     r = rng_for("bwd", T, cl, shape)
     mem = Mem()
-    misalign = 2 if shape == (2, 8, 64) and T != "float" else 0
+    misalign = _misalign(shape, T)
     x, xv = mem.data(r.normal(1.0, 2.0, (N, C, S)), T, cl, misalign)
     dy, dyv = mem.data(r.normal(0.0, 1.0, (N, C, S)), T, cl, misalign)
     P = "float" if T == "float" or (N + S) % 2 else T
@@ -582,6 +591,8 @@ FUSED_CASES = [
     ((2, 2, 5000), "relu", True, 0),
     ((3, 37, 5), "identity", True, 0),
     ((2, 40, 3), "relu", False, 2),
+    ((2, 3, 196), "clipped_relu", True, 0),   # f16/bf16: 8-byte vectors (S % 8 == 4), mask words of 8 lanes
+    ((2, 4, 64), "relu", True, 8),            # f16/bf16: 8-byte vectors (8- but not 16-byte aligned)
 ]
 
 
