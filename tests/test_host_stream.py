@@ -141,3 +141,20 @@ def test_start_rest_runs_even_when_the_stream_is_closed_meanwhile(stream):
     assert stream.start(task)
     stream._thread.join(5)
     assert order == ["rest"] and not stream._thread.is_alive()
+
+
+def test_submit_unless_idle_queues_only_behind_work(stream):
+    """free()'s stream-ordered release: an idle stream has nothing the release must wait for (no
+    thread hand-off); a busy one runs it after what was queued before."""
+    ran = []
+    assert stream.submit_unless_idle(lambda: ran.append("idle")) is False and ran == []
+    gate = threading.Event()
+    stream.submit(lambda: gate.wait(5))
+    assert stream.submit_unless_idle(lambda: ran.append("after the gate")) is True
+    time.sleep(0.05)
+    assert ran == []
+    gate.set()
+    stream.synchronize()
+    assert ran == ["after the gate"]
+    stream.close()
+    assert stream.submit_unless_idle(lambda: ran.append("closed")) is False

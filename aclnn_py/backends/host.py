@@ -64,6 +64,17 @@ class HostStream:
             self._queue.put(task)
         return True
 
+    def submit_unless_idle(self, task) -> bool:
+        """Queue ``task`` unless the stream is idle (nothing queued or running: what ``task`` waits
+        for has already happened); False: not queued, the caller runs it. A closed stream is idle
+        too once its worker is done, and has nothing to wait for anyway."""
+        with self._lock:
+            if self.closed or self._pending == 0:
+                return False
+            self._pending += 1
+            self._queue.put(task)
+        return True
+
     def run_now(self, task) -> bool:
         """Run ``task`` in stream order and return when it has run (its failure stays for
         ``synchronize``). On an idle stream it runs on the calling thread: the caller waits anyway,
@@ -286,8 +297,8 @@ class HostBackend:
             left[0] = 1
             drained()
         for s in streams:
-            if not s.submit(drained):
-                drained()                 # closed meanwhile: it ran everything it had
+            if not s.submit_unless_idle(drained):
+                drained()                 # idle (no thread hand-off) or closed meanwhile: it ran everything it had
 
     malloc_host = malloc
     free_host = free
