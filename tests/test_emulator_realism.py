@@ -721,3 +721,24 @@ def test_unrolled_loops_compute_the_same(d, n):
     assert acl.rt.synchronize_device() == 0
     ref = (a.reshape(32, 8) @ b + a[:n].sum()) * 0.125 + 5.0
     np.testing.assert_array_equal(d.down(po, 32, np.float32), ref.astype(np.float32))
+
+
+PARAM_SRC = r'''
+struct Pair { int a; float b; };
+extern "C" __global__ void mutate_params(int n, Pair q, int* out) {   // plain loop: no barrier
+  n += threadIdx.x;                   // a thread's parameters are its own copies, as on a GPU
+  q.a *= 2;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = n + q.a;
+}
+'''
+
+
+def test_a_thread_that_changes_its_parameters_changes_only_its_own_copy(d):
+    mod = A.RawModule(code=PARAM_SRC)
+    po = d.up(np.zeros(64, np.int32))
+    q = np.zeros(1, dtype=[("a", np.int32), ("b", np.float32)])
+    q["a"] = 5
+    mod.get_function("mutate_params")((2,), (32,), (np.int32(100), q, po))
+    assert acl.rt.synchronize_device() == 0
+    want = 100 + np.tile(np.arange(32), 2) + 10
+    np.testing.assert_array_equal(d.down(po, 64, np.int32), want.astype(np.int32))

@@ -2182,6 +2182,12 @@ static inline A unpass(const unsigned char* b) {
     else return *reinterpret_cast<const std::decay_t<A>*>(b);
 }
 
+template <class A>
+static inline A from_passed(const Passed<A>& p) {
+    if constexpr (std::is_reference_v<A>) return *p;
+    else return p;
+}
+
 template <class Sig> struct KSig;
 template <class... A>
 struct KSig<void (*)(A...)> {
@@ -2192,6 +2198,22 @@ struct KSig<void (*)(A...)> {
     template <class K, size_t... I>
     static inline void call(K k, const Tuple& t, std::index_sequence<I...>) {
         k(unpass<A>(std::get<I>(t).b)...);
+    }
+    // A plain-loop block: the parameters are read out of the launch's byte storage once, into
+    // locals (which no store of the kernel can alias, as the byte storage can under
+    // -fno-strict-aliasing), and each CUDA thread still gets its own by-value copies.
+    template <class K, size_t... I>
+    static inline void call_block(K k, const Tuple& t, const uint3 bd, std::index_sequence<I...>) {
+        loop_block(k, bd, *reinterpret_cast<const Passed<A>*>(std::get<I>(t).b)...);
+    }
+    template <class K>
+    static inline void loop_block(K k, const uint3 bd, const Passed<A>... p) {
+        for (unsigned z = 0; z < bd.z; ++z)
+            for (unsigned y = 0; y < bd.y; ++y)
+                for (unsigned x = 0; x < bd.x; ++x) {
+                    tls.tid = uint3{x, y, z};
+                    k(from_passed<A>(p)...);
+                }
     }
     template <size_t... I>
     static inline void pack(Tuple& t, void* const* params, std::index_sequence<I...>) {
@@ -2223,14 +2245,7 @@ struct KernelImpl {
         S::call(F, *static_cast<const Tuple*>(args), std::make_index_sequence<S::N>{});
     }
     static void block_fn(const void* args) {  // plain loop over the block's threads
-        const Tuple& t = *static_cast<const Tuple*>(args);
-        const uint3 bd = tls.bdim;
-        for (unsigned z = 0; z < bd.z; ++z)
-            for (unsigned y = 0; y < bd.y; ++y)
-                for (unsigned x = 0; x < bd.x; ++x) {
-                    tls.tid = uint3{x, y, z};
-                    S::call(F, t, std::make_index_sequence<S::N>{});
-                }
+        S::call_block(F, *static_cast<const Tuple*>(args), tls.bdim, std::make_index_sequence<S::N>{});
     }
     static constexpr KernelDesc desc() {
         return KernelDesc{S::N, S::sizes, S::kinds, sizeof(Tuple), alignof(Tuple), &pack, &thread_fn, &block_fn};
