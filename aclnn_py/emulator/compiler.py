@@ -57,6 +57,12 @@ _BASE_FLAGS = (
     "-pthread",
     "-fno-strict-aliasing",
     "-fno-math-errno",
+    # CUDA has no floating-point traps. Under g++'s default -ftrapping-math an FP operation that could
+    # trap may not run speculatively, so `x > 0 ? x : x * slope` stays a branch per element
+    # (mispredicted half the time on signed data) instead of a select: Hardsigmoid 3.9 -> 0.15 ms,
+    # LeakyRelu 2.2 -> 0.10 ms on 8x32x56x56. Results are the same bits (rounding, NaNs and signed
+    # zeros are untouched: that would be -ffast-math / -ffinite-math-only).
+    "-fno-trapping-math",
     "-fvisibility=hidden",
     "-fvisibility-inlines-hidden",
     "-U_FORTIFY_SOURCE",
