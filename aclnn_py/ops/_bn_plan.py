@@ -127,13 +127,15 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
     """Plan of the per-channel reductions ``bn_stats_partial`` / ``bn_bwd_reduce_partial``.
 
     Returns ``(grid, block, splits, workspace_floats)``:
-      (TARGET_BLOCKS below is _target_blocks(): 1056 on a GPU, HOST_TARGET_BLOCKS = 16 on the host
+      (TARGET_BLOCKS below is _target_blocks(): 1056 on a GPU, HOST_TARGET_BLOCKS = 4 on the host
       emulator)
       NCX: grid = (C, splits, 1), block = ncx_block(S)
            splits = min(ceil(TARGET_BLOCKS / C), ceil(N*segs / ty), ceil(N*S / MIN_BLOCK_ELEMS))
       NXC: grid = (gx, splits, 1), block = nxc_block(C), gx = ceil(C / (4*cx))
            splits = min(ceil(TARGET_BLOCKS / gx), ceil(N*S / (4*cy)),
-                        ceil(N*S*min(C, 4*cx) / MIN_BLOCK_ELEMS))
+                        ceil(N*S*min(C, 4*cx) / MIN_BLOCK_ELEMS)),
+           on the host then splits = max(splits, min(ceil(N*S*min(C, 4*cx) / HOST_NXC_BLOCK_ELEMS),
+                                                     ceil(N*S / (4*cy))))
       then splits = max(splits, 1, ceil(N*S / MAX_SPLIT_ELEMS)), capped at 65535.
     The finalize kernels get `splits` as an argument; the partial kernels read it from gridDim.y.
     workspace_floats = 3*splits*C + C  (slots of the compute type: f32, or f64 for DOUBLE data — the

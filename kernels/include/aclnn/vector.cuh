@@ -61,11 +61,6 @@ template <> struct WordVec<1> { using type = unsigned; };
 template <> struct WordVec<2> { using type = uint2; };
 template <> struct WordVec<4> { using type = uint4; };
 
-// Vector load / store of N elements at base[idx .. idx+N). Requirements: `base` aligned to
-// N*sizeof(T) bytes and idx % N == 0. The access is written as an index into a vector-typed base
-// pointer (not as a cast of base + idx): nvcc keeps the vector width only in that form when the
-// index comes from loop induction variables (a cast of a computed pointer was split into scalar
-// stores in the NCX loops).
 // Word i of a vector of N elements as f32 (f[i], or f[2i], f[2i+1] for 2-byte types), and back.
 // Each word is read and written by name (v.x, v.y, ...), never through a local array: the host
 // emulator's compiler does not always unroll the word loop, and a 16-byte vector assembled from
