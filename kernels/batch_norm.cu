@@ -481,46 +481,31 @@ __device__ __forceinline__ void nxc_write_bits(unsigned* __restrict__ mask, long
 // ------------------------------------------------------------------------------------------------
 // block-level combines (fixed order)
 // ------------------------------------------------------------------------------------------------
-// Whole block -> one Welford (thread 0). All threads must call.
-// A one-warp block (the host emulator's plans) skips the warp shuffles: every thread leaves its
-// partial in shared memory and thread 0 merges the 32 in thread order after one barrier. On the
-// emulator a shuffle round is a fiber switch per lane: 10 rounds (5 for the Welford, 5 for the
-// count) cost ~8 µs per block, the barrier ~1 µs; a GPU block of 8 warps keeps the shuffle tree.
+// Whole block -> one Welford (thread 0). All threads must call. Each warp merges its lanes with
+// shuffles and thread 0 merges the warps' results in warp order. A one-warp block (the host
+// emulator's plans) skips the shuffles: every thread leaves its partial in shared memory and thread
+// 0 merges the 32 in thread order after the one barrier. On the emulator a shuffle round is a fiber
+// switch per lane: 10 rounds (5 for the Welford, 5 for the count) cost ~8 µs per block, the
+// barrier ~1 µs; a GPU block of 8 warps keeps the shuffle tree.
 template <typename A>
 __device__ __forceinline__ Welford<A, int> block_welford(Welford<A, int> w) {
-  __shared__ A s_mean[kMaxThreads / 32];
-  __shared__ A s_m2[kMaxThreads / 32];
-  __shared__ int s_n[kMaxThreads / 32];
+  __shared__ A s_mean[32];
+  __shared__ A s_m2[32];
+  __shared__ int s_n[32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
   const int nw = (blockDim.x * blockDim.y) / 32;
-  if (nw == 1) {
-    __shared__ A t_mean[32];
-    __shared__ A t_m2[32];
-    __shared__ int t_n[32];
-    t_mean[tid] = w.mean;
-    t_m2[tid] = w.m2;
-    t_n[tid] = w.n;
-    __syncthreads();
-    if (tid == 0) {
-      for (int i = 1; i < 32; ++i) {
-        Welford<A, int> b;
-        b.mean = t_mean[i];
-        b.m2 = t_m2[i];
-        b.n = t_n[i];
-        w = aclnn::welford_merge(w, b);
-      }
-    }
-    return w;
-  }
-  w = aclnn::warp_welford(w);
-  if ((tid & 31) == 0) {
-    s_mean[tid >> 5] = w.mean;
-    s_m2[tid >> 5] = w.m2;
-    s_n[tid >> 5] = w.n;
+  const bool one_warp = nw == 1;  // block-uniform
+  if (!one_warp) w = aclnn::warp_welford(w);
+  if (one_warp || (tid & 31) == 0) {
+    const int k = one_warp ? tid : tid >> 5;
+    s_mean[k] = w.mean;
+    s_m2[k] = w.m2;
+    s_n[k] = w.n;
   }
   __syncthreads();
   if (tid == 0) {
-    for (int i = 1; i < nw; ++i) {
+    const int parts = one_warp ? 32 : nw;
+    for (int i = 1; i < parts; ++i) {
       Welford<A, int> b;
       b.mean = s_mean[i];
       b.m2 = s_m2[i];
@@ -531,37 +516,27 @@ __device__ __forceinline__ Welford<A, int> block_welford(Welford<A, int> w) {
   return w;
 }
 
-// Whole block -> two sums (thread 0). All threads must call.
-// (A one-warp block: shared memory and one barrier, as in block_welford.)
+// Whole block -> two sums (thread 0). All threads must call. Same scheme as block_welford.
 template <typename A>
 __device__ __forceinline__ void block_sum2(A& a, A& b) {
-  __shared__ A s_a[kMaxThreads / 32];
-  __shared__ A s_b[kMaxThreads / 32];
+  __shared__ A s_a[32];
+  __shared__ A s_b[32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
   const int nw = (blockDim.x * blockDim.y) / 32;
-  if (nw == 1) {
-    __shared__ A t_a[32];
-    __shared__ A t_b[32];
-    t_a[tid] = a;
-    t_b[tid] = b;
-    __syncthreads();
-    if (tid == 0) {
-      for (int i = 1; i < 32; ++i) {
-        a += t_a[i];
-        b += t_b[i];
-      }
-    }
-    return;
+  const bool one_warp = nw == 1;  // block-uniform
+  if (!one_warp) {
+    a = aclnn::warp_sum(a);
+    b = aclnn::warp_sum(b);
   }
-  a = aclnn::warp_sum(a);
-  b = aclnn::warp_sum(b);
-  if ((tid & 31) == 0) {
-    s_a[tid >> 5] = a;
-    s_b[tid >> 5] = b;
+  if (one_warp || (tid & 31) == 0) {
+    const int k = one_warp ? tid : tid >> 5;
+    s_a[k] = a;
+    s_b[k] = b;
   }
   __syncthreads();
   if (tid == 0) {
-    for (int i = 1; i < nw; ++i) {
+    const int parts = one_warp ? 32 : nw;
+    for (int i = 1; i < parts; ++i) {
       a += s_a[i];
       b += s_b[i];
     }
