@@ -2182,10 +2182,12 @@ static inline A unpass(const unsigned char* b) {
     else return *reinterpret_cast<const std::decay_t<A>*>(b);
 }
 
+// What a plain-loop block hands the kernel for parameter A: the referenced object, or the block's
+// copy by const reference (the call's by-value parameter is then the thread's one copy).
 template <class A>
-static inline A from_passed(const Passed<A>& p) {
-    if constexpr (std::is_reference_v<A>) return *p;
-    else return p;
+static inline decltype(auto) from_passed(const Passed<A>& p) {
+    if constexpr (std::is_reference_v<A>) return static_cast<A>(*p);
+    else return (p);
 }
 
 template <class Sig> struct KSig;
