@@ -155,7 +155,7 @@
 //   (n, c) plane (or a <= 4096-element segment of it); tx threads cover a tile, ty tiles run side
 //   by side, so small planes (7x7) still fill the block. Each step a thread moves 16 elements
 //   (two-stream kernels: 8) as 16-byte vectors (f16/bf16 planes of S % 8 == 4: 8-byte vectors;
-//   else lane-consecutive scalars: ncx_width).
+//   else lane-consecutive scalars: with_ncx_width).
 // NXC: threads along C (4 channels each, coalesced rows), rows split across blocks.y;
 //   per-channel coefficients sit in registers for the whole grid-stride loop.
 // Grids: reductions ~2 waves (1056 blocks = 132 SMs x 4 x 2); elementwise grid-stride with at
@@ -273,26 +273,34 @@ __device__ __forceinline__ ChunkRange chunk_range(long long R, long long rpc) {
   return ChunkRange{b, lmin(chunks, b + per)};
 }
 
-// NCX vector width (elements per vector access) for planes of S elements at these pointers
-// (nullptr: unused): 16-byte vectors when S and every pointer allow them; for 2-byte types 8-byte
-// vectors next (S % 4 == 0: 14x14 planes), which still convert the elements in pairs; else 0, the
-// lane-consecutive scalar path.
-template <typename T>
-__device__ __forceinline__ int ncx_width(long long S, const void* a, const void* b = nullptr,
-                                         const void* c = nullptr, const void* d = nullptr) {
-  constexpr int V = aclnn::Vec16<T>::value;
-  if (S % V == 0 && aclnn::is_aligned(a, 16) && aclnn::is_aligned(b, 16) && aclnn::is_aligned(c, 16) &&
-      aclnn::is_aligned(d, 16))
-    return V;
-  if constexpr (sizeof(T) == 2) {
-    if (S % (V / 2) == 0 && aclnn::is_aligned(a, 8) && aclnn::is_aligned(b, 8) && aclnn::is_aligned(c, 8) &&
-        aclnn::is_aligned(d, 8))
-      return V / 2;
-  }
-  return 0;
+__device__ __forceinline__ bool all_aligned(unsigned long long bytes, const void* a, const void* b, const void* c,
+                                            const void* d) {
+  return aclnn::is_aligned(a, bytes) && aclnn::is_aligned(b, bytes) && aclnn::is_aligned(c, bytes) &&
+         aclnn::is_aligned(d, bytes);
 }
-template <typename T> constexpr int kV16 = aclnn::Vec16<T>::value;
-template <typename T> constexpr int kV8 = sizeof(T) == 2 ? aclnn::Vec16<T>::value / 2 : aclnn::Vec16<T>::value;
+
+template <int W> struct VecWidth { static constexpr int value = W; };
+
+// Runs body(VecWidth<VW>{}) with the NCX vector width (elements per vector access) for planes of S
+// elements at these pointers (nullptr: unused): 16-byte vectors when S and every pointer allow
+// them; for 2-byte types 8-byte vectors next (S % 4 == 0: 14x14 planes), which still convert the
+// elements in pairs; else VW = 0, the lane-consecutive scalar path.
+template <typename T, typename Body>
+__device__ __forceinline__ void with_ncx_width(long long S, const void* a, const void* b, const void* c,
+                                               const void* d, Body&& body) {
+  constexpr int V = aclnn::Vec16<T>::value;
+  if (S % V == 0 && all_aligned(16, a, b, c, d)) {
+    body(VecWidth<V>{});
+    return;
+  }
+  if constexpr (sizeof(T) == 2) {
+    if (S % (V / 2) == 0 && all_aligned(8, a, b, c, d)) {
+      body(VecWidth<V / 2>{});
+      return;
+    }
+  }
+  body(VecWidth<0>{});
+}
 
 __device__ __forceinline__ int lane_id() {
   return static_cast<int>((threadIdx.x + blockDim.x * threadIdx.y) & 31u);
@@ -702,13 +710,8 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
     const long long c = blockIdx.x;
     const A K = ld(x[c * S]);
     Welford<A, int> w{A(0), A(0), 0};
-    const int vw = ncx_width<T>(S, x);
-    if (vw == kV16<T>)
-      ncx_stats_loop<T, kV16<T>>(x, N, C, S, c, K, w);
-    else if (kV8<T> != kV16<T> && vw == kV8<T>)
-      ncx_stats_loop<T, kV8<T>>(x, N, C, S, c, K, w);
-    else
-      ncx_stats_loop<T, 0>(x, N, C, S, c, K, w);
+    with_ncx_width<T>(S, x, nullptr, nullptr, nullptr,
+                      [&](auto vw) { ncx_stats_loop<T, decltype(vw)::value>(x, N, C, S, c, K, w); });
     w = block_welford(w);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       ws_mean[split * C + c] = w.mean;
@@ -978,13 +981,9 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __rest
   using namespace bnk;
   const T* zz = FUSED ? z : nullptr;
   if constexpr (!CL) {
-    const int vw = ncx_width<T>(S, x, y, zz);
-    if (vw == kV16<T>)
-      ncx_apply_loop<T, kV16<T>, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
-    else if (kV8<T> != kV16<T> && vw == kV8<T>)
-      ncx_apply_loop<T, kV8<T>, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
-    else
-      ncx_apply_loop<T, 0, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+    with_ncx_width<T>(S, x, y, zz, nullptr, [&](auto vw) {
+      ncx_apply_loop<T, decltype(vw)::value, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
+    });
   } else {
     constexpr unsigned long long A = kCPT * sizeof(T);
     const bool vec = C % kCPT == 0 && aclnn::is_aligned(x, A) && aclnn::is_aligned(y, A) &&
@@ -1106,13 +1105,9 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
     const long long c = blockIdx.x;
     const A m = mean_f[c];
     A s1 = A(0), s2 = A(0);
-    const int vw = ncx_width<T>(S, dy, x);
-    if (vw == kV16<T>)
-      ncx_bred_loop<T, kV16<T>, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
-    else if (kV8<T> != kV16<T> && vw == kV8<T>)
-      ncx_bred_loop<T, kV8<T>, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
-    else
-      ncx_bred_loop<T, 0, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+    with_ncx_width<T>(S, dy, x, nullptr, nullptr, [&](auto vw) {
+      ncx_bred_loop<T, decltype(vw)::value, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+    });
     block_sum2(s1, s2);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       ws_a[split * C + c] = s1;
@@ -1345,13 +1340,9 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T
   static_assert(MODE >= 0 && MODE <= 2, "MODE: 0 inference, 1 training, 2 training fused");
   T* dzz = MODE == 2 ? dz : nullptr;
   if constexpr (!CL) {
-    const int vw = ncx_width<T>(S, dy, dx, MODE == 0 ? nullptr : x, dzz);
-    if (vw == kV16<T>)
-      ncx_belem_loop<T, kV16<T>, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
-    else if (kV8<T> != kV16<T> && vw == kV8<T>)
-      ncx_belem_loop<T, kV8<T>, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
-    else
-      ncx_belem_loop<T, 0, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+    with_ncx_width<T>(S, dy, dx, MODE == 0 ? nullptr : x, dzz, [&](auto vw) {
+      ncx_belem_loop<T, decltype(vw)::value, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+    });
   } else {
     constexpr unsigned long long A = kCPT * sizeof(T);
     const bool vec = C % kCPT == 0 && aclnn::is_aligned(dy, A) && aclnn::is_aligned(dx, A) &&

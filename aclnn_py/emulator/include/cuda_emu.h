@@ -2176,18 +2176,16 @@ static constexpr char kind_of() {
 // (`const float3& bg`, as gsplat's kernels take) the address, as nvcc lowers it (.param .u64).
 template <class A>
 using Passed = std::conditional_t<std::is_reference_v<A>, std::remove_reference_t<A>*, std::decay_t<A>>;
-template <class A>
-static inline A unpass(const unsigned char* b) {
-    if constexpr (std::is_reference_v<A>) return **reinterpret_cast<std::remove_reference_t<A>* const*>(b);
-    else return *reinterpret_cast<const std::decay_t<A>*>(b);
-}
-
-// What a plain-loop block hands the kernel for parameter A: the referenced object, or the block's
-// copy by const reference (the call's by-value parameter is then the thread's one copy).
+// What a block hands the kernel for parameter A, from the launch's copy: the referenced object, or
+// the copy by const reference (the call's by-value parameter is then the thread's one copy).
 template <class A>
 static inline decltype(auto) from_passed(const Passed<A>& p) {
     if constexpr (std::is_reference_v<A>) return static_cast<A>(*p);
     else return (p);
+}
+template <class A>
+static inline decltype(auto) unpass(const unsigned char* b) {
+    return from_passed<A>(*reinterpret_cast<const Passed<A>*>(b));
 }
 
 template <class Sig> struct KSig;

@@ -105,6 +105,13 @@ __device__ __forceinline__ void chunk_moments(const F (&v)[K], const bool (&ok)[
   if (m2 < F(0)) m2 = F(0);
 }
 
+// 1 / cnt for a chunk of cnt of K values: a full chunk (the common case) divides by the constant K,
+// folded at compile time (the same bits).
+template <int K, typename F>
+__device__ __forceinline__ F chunk_inv(int cnt) {
+  return cnt == K ? F(1) / static_cast<F>(K) : F(1) / static_cast<F>(cnt);
+}
+
 template <int K>
 __device__ __forceinline__ int count_true(const bool (&ok)[K]) {
   int cnt = 0;
@@ -118,8 +125,7 @@ template <int K, typename F>
 __device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&v)[K], const bool (&ok)[K]) {
   const int cnt = count_true(ok);
   if (cnt == 0) return;
-  // a full chunk (the common case) divides by the constant K: folded at compile time, same bits
-  const F inv = cnt == K ? F(1) / static_cast<F>(K) : F(1) / static_cast<F>(cnt);
+  const F inv = chunk_inv<K, F>(cnt);
   Welford<F, int> c;
   chunk_moments(v, ok, inv, c.mean, c.m2);
   c.n = cnt;
@@ -134,7 +140,7 @@ template <int R, int G, typename F>
 __device__ __forceinline__ void welford_add_rows(Welford<F, int> (&w)[G], const F (&v)[R][G], const bool (&ok)[R]) {
   const int cnt = count_true(ok);
   if (cnt == 0) return;
-  const F inv = cnt == R ? F(1) / static_cast<F>(R) : F(1) / static_cast<F>(cnt);
+  const F inv = chunk_inv<R, F>(cnt);
   const int n = w[0].n + cnt;
   const F fb = static_cast<F>(cnt) / static_cast<F>(n);
   const F na = static_cast<F>(w[0].n);
