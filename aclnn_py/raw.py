@@ -121,8 +121,9 @@ class RawModule:
                         self._module = backend.load_module(code, self.options, self.name_expressions)
         return self._module
 
-    def compile(self):
-        """Compile now (CuPy compiles on first use)."""
+    def compile(self, log_stream=None):
+        """Compile now (CuPy compiles on first use). ``log_stream`` (CuPy's: where NVRTC's warnings
+        go) is accepted; the emulator's g++ runs without warnings, so nothing is written to it."""
         _ = self.module
 
     def get_global(self, name: str):
@@ -131,9 +132,12 @@ class RawModule:
         return self.module.get_global(name)
 
     def get_function(self, name: str) -> RawKernel:
+        """The kernel ``name`` (compiles the module first, as CuPy does: a compile error or a missing
+        kernel raises here, not at the first launch)."""
         k = self._functions.get(name)
         if k is None:
             k = RawKernel._bound(self, name)
+            _ = k.kernel
             self._functions[name] = k
         return k
 
@@ -165,6 +169,16 @@ class RawKernel:
     @property
     def enable_cooperative_groups(self) -> bool:
         return self._raw_module.enable_cooperative_groups
+
+    # CuPy's RawKernel attributes that describe the source
+    code = property(lambda self: self._raw_module.code)
+    options = property(lambda self: self._raw_module.options)
+    backend = property(lambda self: self._raw_module.backend)
+
+    def compile(self, log_stream=None):
+        """Compile the module and look the kernel up now (CuPy compiles on first use)."""
+        self._raw_module.compile(log_stream)
+        _ = self.kernel
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups=None):
         backend = get_backend()

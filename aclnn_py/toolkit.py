@@ -65,7 +65,8 @@ def driver_version() -> int | None:
             continue
         v = ctypes.c_int(0)
         try:
-            if cuda.cuDriverGetVersion(ctypes.byref(v)) == 0:
+            # a stub libcuda (no driver behind it) answers success with version 0
+            if cuda.cuDriverGetVersion(ctypes.byref(v)) == 0 and v.value > 0:
                 return v.value
         except AttributeError:
             pass

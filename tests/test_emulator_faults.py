@@ -81,6 +81,30 @@ def test_null_pointer_write(mod, stream):
     acl.rt.free(p)
 
 
+def test_a_trap_in_a_vectorised_plain_loop_names_its_thread(mod, stream):
+    """g++ vectorises this block's loop across CUDA threads (threadIdx is not stored per thread):
+    the emulator runs the faulting block again thread by thread to name the thread."""
+    n = 3 * 256
+    x = np.arange(n, dtype=np.float32)
+    px, py = upload(x), upload(np.zeros(n, np.float32))
+    mod.get_function("axpy_one_bad")((3,), (256,), (np.float32(2), px, py, np.int32(n), np.int32(2 * 256 + 77)),
+                                     stream=stream)
+    expect_fault(stream, r"axpy_one_bad", r"block \(2,0,0\)", r"thread \(77,0,0\)", r"illegal memory read", "SIGSEGV")
+    still_usable(mod, stream)
+    acl.rt.free(px)
+    acl.rt.free(py)
+
+
+def test_a_trap_that_does_not_recur_is_reported_without_a_thread(mod, stream):
+    p = dev(64 * 4)
+    mod.get_function("trap_once")((1,), (64,), (p,), stream=stream)
+    msg = expect_fault(stream, r"trap_once", r"block \(0,0,0\)", r"illegal memory write at address 0x0+14 in one "
+                       r"of its threads \(the trap did not recur")
+    assert "thread (" not in msg
+    still_usable(mod, stream)
+    acl.rt.free(p)
+
+
 def test_integer_division_by_zero(mod, stream):
     a = np.arange(1, 33, dtype=np.int32)
     pa, po = upload(a), dev(a.nbytes)

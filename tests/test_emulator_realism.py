@@ -197,6 +197,32 @@ def test_constant_memory_set_from_the_host(d):
         mod.get_global("no_such_symbol")
 
 
+def test_name_expressions_may_name_variables_like_cupy(d):
+    """CuPy's way to reach a static or namespaced __device__ variable: a name expression, then
+    get_global. It used to break the build (every name expression was taken for a kernel), and a
+    static variable that only kernels write was not kept at all."""
+    code = r"""
+static __device__ float out[4];
+namespace ns { __device__ int hits; }
+__constant__ float scale;
+extern "C" __global__ void k() { out[threadIdx.x] = (threadIdx.x + 1.f) * scale; atomicAdd(&ns::hits, 1); }
+"""
+    m = A.RawModule(code=code, name_expressions=["out", "ns::hits", "&scale"])
+    a = np.array([3], np.float32)
+    m.get_global("scale").copy_from_host(a.ctypes.data, 4)
+    m.get_function("k")((1,), (4,), ())
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    o, h = np.zeros(4, np.float32), np.zeros(1, np.int32)
+    g = m.get_global("out")
+    assert g.size == 16
+    g.copy_to_host(o.ctypes.data, 16)
+    m.get_global("ns::hits").copy_to_host(h.ctypes.data, 4)
+    np.testing.assert_array_equal(o, [3, 6, 9, 12])
+    assert h[0] == 4
+    with pytest.raises(LookupError, match="variable"):
+        m.module.get_function("out")
+
+
 def test_cucomplex(mod, d):
     rng = np.random.default_rng(5)
     n = 100
@@ -393,6 +419,148 @@ def test_implicit_warp_synchronous_code_sees_lockstep_lanes(d):
     assert d.down(pt, 1, np.int32)[0] == xi.sum()
 
 
+WARP_PLAIN = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+// One warp per row. Lanes exchange through global memory with no __syncwarp, as llm.c's
+// attention_forward_fused1 does: a race under CUDA's memory model that a converged warp gets right.
+extern "C" __global__ void softmax_mix(const float* x, float* tmp, float* out, int n) {
+    auto warp = cg::tiled_partition<32>(cg::this_thread_block());
+    const int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();
+    const float* xr = x + row * n;
+    float* tr = tmp + row * (n + 1);
+    float m = -INFINITY;
+    for (int i = warp.thread_rank(); i < n; i += warp.size()) m = fmaxf(m, xr[i]);
+    m = cg::reduce(warp, m, cg::greater<float>());
+    float s = 0.f;
+    for (int i = warp.thread_rank(); i < n; i += warp.size()) { float e = expf(xr[i] - m); tr[i] = e; s += e; }
+    s = cg::reduce(warp, s, cg::plus<float>());
+    if (warp.thread_rank() == 0) tr[n] = 1.f / s;         // the leader writes after the collective
+    for (int j = warp.thread_rank(); j < n; j += warp.size()) {   // every lane reads every slot
+        float acc = 0.f;
+        for (int k = 0; k < n; ++k) acc += tr[k] * (float)((j + k) % 7);
+        out[row * n + j] = acc * tr[n];
+    }
+}
+// Lanes write their slots, then read the others' with no collective in between (tile indexing only).
+extern "C" __global__ void write_then_read(const float* x, float* tmp, float* out, int n) {
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+    const int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();
+    float* tr = tmp + row * n;
+    int i = warp.thread_rank();
+    while (i < n) { tr[i] = 2.f * x[row * n + i]; i += 32; }
+    for (int j = warp.thread_rank(); j < n; j += 32) {
+        float acc = 0.f;
+        int k = 0;
+        do { acc += tr[k] * (float)((j * k) % 5); } while (++k < n);
+        out[row * n + j] = acc;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [50, 70])
+def test_warp_synchronous_exchange_through_plain_memory_sees_converged_lanes(d, n):
+    """Lane after lane, the first kernel read the leader's 1/s before it was written and the second
+    the other lanes' slots before they were written: wrong numbers, silently. The loader's
+    convergence points (each loop test of a warp function lets the warp's other lanes catch up) give
+    what a converged warp gives."""
+    mod = A.RawModule(code=WARP_PLAIN)
+    rng = np.random.default_rng(60 + n)
+    rows = 8
+    x = rng.standard_normal((rows, n)).astype(np.float32)
+    px = d.up(x)
+    po = d.zeros(rows * n, np.float32)
+    mod.get_function("softmax_mix")((rows // 2,), (64,), (px, d.zeros(rows * (n + 1), np.float32), po, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    x64 = x.astype(np.float64)
+    p = np.exp(x64 - x64.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    w = (np.arange(n)[:, None] + np.arange(n)[None, :]) % 7
+    np.testing.assert_allclose(d.down(po, rows * n, np.float32).reshape(rows, n), p @ w.T, rtol=1e-5, atol=1e-6)
+    po = d.zeros(rows * n, np.float32)
+    mod.get_function("write_then_read")((rows // 2,), (64,), (px, d.zeros(rows * n, np.float32), po, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    w = (np.arange(n)[:, None] * np.arange(n)[None, :]) % 5
+    np.testing.assert_allclose(d.down(po, rows * n, np.float32).reshape(rows, n), (2 * x64) @ w.T, rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_convergence_points_go_only_into_warp_code():
+    from aclnn_py.emulator import compiler as C
+    code = """
+__device__ int plain(const int* a, int n) { int s = 0; for (int i = 0; i < n; ++i) s += a[i]; return s; }
+__device__ float warp_sum(float v) {
+    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__global__ void k(const int* a, float* out, int n) {
+    for (int i = 0; i < n; ++i) out[i] = 0;
+    for (;;) { if (n-- < 0) break; }
+    while (int m = n) { n = m - 1; }
+    for (int v : {1, 2}) out[v] = 1;
+    int t = 0;
+    do t++; while (t < n);
+    out[0] = warp_sum(plain(a, n));
+}
+constexpr int twice(int n) { int s = 0; for (int i = 0; i < n; ++i) s += 2; return s; }
+"""
+    text = '# 1 "kernel.cu"\n' + code
+    scan = C._Scan(code)
+    funcs = scan.tainted(C._WARP_PRIMITIVES, record=False) - C._WARP_PRIMITIVES
+    assert funcs == {"warp_sum", "k"}
+    out = C._rewrite_warp_loops(text, funcs)
+    got = [line.strip() for line in out.splitlines() if "loop_tick" in line]
+    assert got == [
+        "for (int i = 0; ::__emu::loop_tick() && ( i < n); ++i) out[i] = 0;",
+        "for (; ::__emu::loop_tick() ;) { if (n-- < 0) break; }",
+        "do t++; while ( ::__emu::loop_tick() && (t < n));",
+    ], got   # not: plain(), the shuffle loop, the declaring while, the range-for, twice()
+    assert out.count("\n") == text.count("\n")
+    # kernels/ opts out: its warps synchronise explicitly
+    assert "__emu_explicit_warp_sync" in (Path(A.__file__).parent.parent / "kernels/include/aclnn/base.cuh").read_text()
+
+
+def test_grid_sync_again_and_again_with_block_barriers_between(d):
+    """Two grid syncs in a row used to hang (the first thread through found no runnable fiber in its
+    block at the second one); here seven Jacobi steps with a __syncthreads between the grid syncs."""
+    code = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void steps(float* a, float* b, int n, int iters, int* count) {
+    cg::grid_group g = cg::this_grid();
+    __shared__ float s[64];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int it = 0; it < iters; ++it) {
+        float l = a[(i + n - 1) % n], v = a[i], r = a[(i + 1) % n];
+        g.sync();
+        s[threadIdx.x] = (l + v + r) / 3.f;
+        __syncthreads();
+        a[i] = s[threadIdx.x];
+        g.sync();
+    }
+    if (threadIdx.x == 0) atomicAdd(count, 1);
+    b[i] = a[i];
+}
+"""
+    emulator.set_watchdog(60)
+    try:
+        k = A.RawKernel(code, "steps", enable_cooperative_groups=True)
+        blocks, n = 4, 256
+        x = np.random.default_rng(61).random(n, dtype=np.float32)
+        pa, pb, pc = d.up(x), d.zeros(n, np.float32), d.zeros(1, np.int32)
+        k((blocks,), (64,), (pa, pb, np.int32(n), np.int32(7), pc))
+        assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    finally:
+        emulator.set_watchdog(None)
+    ref = x.copy()
+    for _ in range(7):
+        ref = ((np.roll(ref, 1) + ref + np.roll(ref, -1)) / np.float32(3)).astype(np.float32)
+    np.testing.assert_array_equal(d.down(pb, n, np.float32), ref)
+    assert d.down(pc, 1, np.int32)[0] == blocks
+
+
 def test_a_volatile_pointer_template_parameter_that_must_be_deduced_is_a_clear_compile_error():
     code = r'''
 template <class T> __device__ void wr(volatile T* s, int t) { s[t] += s[t + 1]; }
@@ -552,6 +720,65 @@ def test_unsupported_features_are_clear_compile_errors(src, note):
     mod = A.RawModule(code=src, translate_cucomplex=note == "install CuPy")
     with pytest.raises(emulator.CompileException, match=note):
         mod.compile()
+
+
+def test_thrust_namespace_macros_stand_in_for_cccl(d, tmp_path):
+    """CuPy's complex headers open thrust's namespace through CCCL's <thrust/detail/config/namespace.h>;
+    the emulator provides that one header (CCCL's configuration does not build under g++)."""
+    (tmp_path / "mycx.h").write_text("#include <thrust/detail/config/namespace.h>\nTHRUST_NAMESPACE_BEGIN\n"
+                                     "template <class T> struct twice { T v; T get() const { return 2 * v; } };\n"
+                                     "THRUST_NAMESPACE_END\n")
+    code = ('#include "mycx.h"\nextern "C" __global__ void k(float* o) { o[threadIdx.x] = '
+            'thrust::twice<float>{threadIdx.x + 0.5f}.get(); }')
+    po = d.zeros(8, np.float32)
+    A.RawModule(code=code, options=(f"-I{tmp_path}",)).get_function("k")((1,), (8,), (po,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 8, np.float32), 2 * (np.arange(8) + 0.5))
+
+
+def test_cupy_complex_header_when_cupy_is_installed(d):
+    pytest.importorskip("cupy", reason="CuPy's headers come with CuPy")
+    code = r'''
+#include <cupy/complex.cuh>
+extern "C" __global__ void k(complex<float>* z, complex<double>* w) {
+    int i = threadIdx.x;
+    z[i] = z[i] * z[i] / (z[i] + complex<float>(1.f, 2.f)) + exp(z[i]) + sqrt(z[i]);
+    w[i] = log(w[i]) * conj(w[i]) + pow(w[i], 2.5) + abs(w[i]) + atanh(w[i]);
+}
+'''
+    rng = np.random.default_rng(40)
+    z = (rng.standard_normal(64) + 1j * rng.standard_normal(64)).astype(np.complex64)
+    w = rng.standard_normal(64) + 1j * rng.standard_normal(64)
+    pz, pw = d.up(z), d.up(w)
+    A.RawModule(code=code).get_function("k")((1,), (64,), (pz, pw))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    z64 = z.astype(np.complex128)
+    np.testing.assert_allclose(d.down(pz, 64, np.complex64), z64 * z64 / (z64 + (1 + 2j)) + np.exp(z64) + np.sqrt(z64),
+                               rtol=2e-6)
+    np.testing.assert_allclose(d.down(pw, 64, np.complex128),
+                               np.log(w) * np.conj(w) + w ** 2.5 + np.abs(w) + np.arctanh(w), rtol=1e-13)
+    # CuPy's cuComplex.h bridge (translate_cucomplex=True) sits on the same header
+    src = "#include <cuComplex.h>\nextern \"C\" __global__ void k(cuComplex* a) { a[0] = cuCmulf(cuCaddf(a[0], a[1]), a[1]); }"
+    a = np.array([1 + 2j, 3 - 1j], np.complex64)
+    pa = d.up(a)
+    A.RawModule(code=src, translate_cucomplex=True).get_function("k")((1,), (1,), (pa,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(pa, 2, np.complex64)[0] == (a[0] + a[1]) * a[1]
+
+
+def test_rawkernel_source_attributes_and_compile_like_cupy():
+    import io
+    code = 'extern "C" __global__ void k(float* o) { o[threadIdx.x] = 1.f; }'
+    k = A.RawKernel(code, "k", options=("-std=c++17",))
+    assert (k.code, k.options, k.backend, k.name) == (code, ("-std=c++17",), "nvrtc", "k")
+    log = io.StringIO()
+    k.compile(log_stream=log)
+    assert k._fn is not None and log.getvalue() == ""
+    A.RawModule(code=code).compile(log_stream=log)
+    with pytest.raises(LookupError, match="missing"):
+        A.RawKernel(code, "missing").compile()
+    with pytest.raises(emulator.CompileException):
+        A.RawKernel(code + "\n#error broken", "k").compile()
 
 
 def test_wider_numpy_integers_for_narrower_parameters_like_a_gpu(d):

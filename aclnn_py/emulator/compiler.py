@@ -22,8 +22,10 @@ identity, so a cache hit runs no compiler at all.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -63,6 +65,10 @@ _BASE_FLAGS = (
     # LeakyRelu 2.2 -> 0.10 ms on 8x32x56x56. Results are the same bits (rounding, NaNs and signed
     # zeros are untouched: that would be -ffast-math / -ffinite-math-only).
     "-fno-trapping-math",
+    # a*b+c rounded twice, as before, whatever the host ISA: with AVX-512 (which brings FMA) g++ would
+    # otherwise contract where it sees fit, so a result would depend on the CPU. (The GPU contracts by
+    # default, --fmad=true, in nvcc's places: the emulator matches a --fmad=false build; SUPPORT.md.)
+    "-ffp-contract=off",
     "-fvisibility=hidden",
     "-fvisibility-inlines-hidden",
     "-U_FORTIFY_SOURCE",
@@ -85,6 +91,19 @@ _SYNC_PRIMITIVES = frozenset(
     __emu_grid_sync __emu_tile_sync vptr vref vptr_cast""".split()
 )
 _LOCKSTEP_TYPES = frozenset(("vptr", "vref"))   # the rewritten volatile pointers, see _rewrite_volatile
+# What marks code written for a warp (see _rewrite_warp_loops): warp collectives, tiles, volatile
+# lockstep pointers. Block-level barriers are not in it.
+_WARP_PRIMITIVES = frozenset(
+    """__syncwarp __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __shfl __shfl_up __shfl_down
+    __shfl_xor __ballot_sync __ballot __any_sync __all_sync __any __all __activemask __match_any_sync
+    __match_all_sync __reduce_add_sync __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync
+    __reduce_xor_sync shfl shfl_up shfl_down shfl_xor ballot any all match_any match_all reduce inclusive_scan
+    exclusive_scan coalesced_threads labeled_partition binary_partition tiled_partition thread_block_tile
+    __emu_tile_sync vptr vref vptr_cast""".split()
+)
+# A translation unit that declares this name synchronises its warps explicitly (kernels/ does): its
+# loops get no convergence points.
+_EXPLICIT_WARP_SYNC = "__emu_explicit_warp_sync"
 _KEYWORDS = frozenset(
     """if for while switch catch return sizeof alignof decltype typeid static_assert noexcept throw
     __attribute__ alignas __align__ __launch_bounds__ do else case new delete constexpr consteval
@@ -158,30 +177,47 @@ def _cxx() -> str:
 
 
 def _tls_flags(cxx: str) -> tuple[str, ...]:
-    """TLS descriptors on x86-64 with GCC: threadIdx/blockIdx & co. are thread-locals of a dlopen'd
+    """x86-64 with GCC. TLS descriptors: threadIdx/blockIdx & co. are thread-locals of a dlopen'd
     module; the default (global-dynamic) model calls __tls_get_addr on every access, a descriptor
     resolves to a constant offset (measured 1.8x on a one-element-per-thread elementwise kernel).
-    Code generation of everything else is unchanged."""
+    Then the host's vector ISA (the module is built on, and cached for, the machine that runs it):
+    F16C converts half <-> float in hardware; AVX2 + AVX-512 (F/VL/BW) let g++ vectorise a block's
+    plain loop across CUDA threads with the kernel's bounds check `if (i < n)` as a masked store
+    (AVX's vmaskmovps store is microcoded on AMD: axpy one element per thread 11 -> 37-44 GB/s).
+    Results are the same bits: no contraction (-ffp-contract=off), no fast-math."""
     import platform
     if platform.machine() in ("x86_64", "AMD64") and "g++" in os.path.basename(cxx) and "clang" not in cxx:
-        return ("-mtls-dialect=gnu2",) + (("-mf16c",) if _cpu_has("f16c") else ())
+        isa = ["-mtls-dialect=gnu2"]
+        if _cpu_has("f16c"):
+            isa.append("-mf16c")
+        if _cpu_has("avx2"):
+            isa.append("-mavx2")
+            if all(_cpu_has(f) for f in ("avx512f", "avx512vl", "avx512bw")):
+                isa += ["-mavx512f", "-mavx512vl", "-mavx512bw"]
+        return tuple(isa)
     return ()
 
 
 def _cpu_has(flag: str) -> bool:
-    """Whether /proc/cpuinfo lists ``flag`` (F16C: half <-> float conversions in hardware, the same
-    bits as the software path for every non-NaN value; NaNs keep the software path).
-    $ACLNN_PY_EMU_NO_F16C=1 turns it off."""
-    if flag == "f16c" and os.environ.get("ACLNN_PY_EMU_NO_F16C", "") not in ("", "0"):
+    """Whether /proc/cpuinfo lists ``flag``. $ACLNN_PY_EMU_NO_F16C=1 turns F16C off (the software
+    conversions: the same bits for every non-NaN value; NaNs always take the software path), and
+    $ACLNN_PY_EMU_NO_AVX=1 every vector extension beyond the x86-64 baseline (F16C included)."""
+    off = lambda var: os.environ.get(var, "") not in ("", "0")  # noqa: E731
+    if off("ACLNN_PY_EMU_NO_AVX") or (flag == "f16c" and off("ACLNN_PY_EMU_NO_F16C")):
         return False
+    return flag in _cpu_flags()
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_flags() -> frozenset[str]:
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("flags"):
-                    return flag in line.split()
+                    return frozenset(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return False
+    return frozenset()
 
 
 def _extra_flags() -> tuple[str, ...]:
@@ -498,6 +534,96 @@ def _rewrite_volatile(text: str) -> str:
     return "".join(out)
 
 
+def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
+    """Convergence points for code written for a warp. A GPU runs a warp's lanes together, so lanes
+    that store to memory and then read each other's slots without a __syncwarp (a data race under
+    CUDA's memory model since Volta, but what a converged warp gets right, and real kernels do it:
+    llm.c's attention_forward_fused1) see each other's stores; the emulator runs one lane after the
+    other between collectives and would silently read stale memory. So in every function that uses
+    warp-level primitives (directly or through its callees), each loop's condition first lets the
+    other runnable lanes of the warp run up to their own next loop test (::__emu::loop_tick, round
+    robin in lane order): lanes advance iteration by iteration, as a converged warp does. A loop
+    whose body reaches a warp collective itself needs none (the collective gathers the lanes), nor
+    does a range-for or a condition that declares a variable. Newlines are kept."""
+    segs = _user_segments(text)
+    if not segs:
+        return text
+    # One scan from the first user line to the last: g++ -E splits a function body wherever a macro
+    # from a system header expands (INFINITY), so the user segments alone do not hold whole bodies.
+    # Loops are edited only where they are the user's own text.
+    base, stop = segs[0][0], segs[-1][1]
+    region = text[base:stop]
+    toks = [(m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(region)]
+    scan = _Scan(region)
+    words = [t for t, _, _ in toks]
+    if words != scan.toks:  # the same tokenizer: cannot differ; be safe rather than misplace an edit
+        return text
+    starts = [a - base for a, _ in segs]
+    ends = [b - base for _, b in segs]
+
+    def user(pos: int) -> bool:
+        i = bisect.bisect_right(starts, pos) - 1
+        return i >= 0 and pos < ends[i]
+    loops: set[int] = set()
+    for name, a, b in scan.funcs:
+        if name in warp_funcs:
+            loops.update(k for k in range(a + 1, b)
+                         if words[k] in ("for", "while") and words[k + 1] == "(" and user(toks[k][1]))
+    edits: list[tuple[int, str]] = []
+    decl = re.compile(r"^\s*(?:const\s+)?[A-Za-z_][\w:<>, ]*[\s*&]+[A-Za-z_]\w*\s*(?:=[^=]|\{)")
+    for k in sorted(loops):
+        close = _match_fwd(words, k + 1, "(", ")")
+        if close < 0:
+            continue
+        # the body: after the header, or (do ... while) the block before it
+        if words[k] == "while" and words[k - 1] == "}":
+            o = _match_back(words, k - 1, "{", "}")
+            body = words[o:k] if o > 0 and words[o - 1] == "do" else []
+        elif close + 1 < len(words) and words[close + 1] == "{":
+            end = _match_fwd(words, close + 1, "{", "}")
+            body = words[close + 1:end if end > 0 else len(words)]
+        else:
+            end = close + 1
+            depth = 0
+            while end < len(words) and not (words[end] == ";" and depth == 0):
+                depth += words[end] in ("(", "[", "{")
+                depth -= words[end] in (")", "]", "}")
+                end += 1
+            body = words[close + 1:end]
+        if not _WARP_PRIMITIVES.isdisjoint(body):
+            continue
+        if words[k] == "while":
+            lo, hi = toks[k + 1][2], toks[close][1]
+        else:
+            semis = []
+            depth = 0
+            for j in range(k + 2, close):
+                w = words[j]
+                depth += w in ("(", "[", "{")
+                depth -= w in (")", "]", "}")
+                if w == ";" and depth == 0:
+                    semis.append(j)
+            if len(semis) != 2:
+                continue  # range-for
+            lo, hi = toks[semis[0]][2], toks[semis[1]][1]
+        cond = region[lo:hi]
+        if not cond.strip():
+            edits.append((lo, " ::__emu::loop_tick() "))
+        elif not decl.match(cond):
+            edits.append((lo, " ::__emu::loop_tick() && ("))
+            edits.append((hi, ")"))
+    if not edits:
+        return text
+    out, last = [text[:base]], 0
+    for pos, ins in sorted(edits, key=lambda e: e[0]):
+        out.append(region[last:pos])
+        out.append(ins)
+        last = pos
+    out.append(region[last:])
+    out.append(text[stop:])
+    return "".join(out)
+
+
 _TOKEN_RE = re.compile(
     r'"(?:\\.|[^"\\\n])*"'
     r"|'(?:\\.|[^'\\\n])*'"
@@ -549,6 +675,7 @@ class _Scan:
         self.kernels: list[tuple[str, bool, bool]] = []  # (qualified name, is_template, has_body)
         self.free_operator_sync = False
         self.free_ops: set[str] = set()
+        self.funcs: list[tuple[str, int, int]] = []  # (name, token index of '{', of '}')
         n = len(toks)
         scopes: list[tuple[str, str, int]] = []  # kind, name, token index of '{'
         i = 0
@@ -564,6 +691,8 @@ class _Scan:
                         if kind == "func":   # a volatile pointer parameter (a lockstep proxy) needs fibers too
                             ids.update(x for x in toks[self._boundary(start) : start] if x in _LOCKSTEP_TYPES)
                         self.defs.setdefault(name, set()).update(ids)
+                        if kind == "func":
+                            self.funcs.append((name, start, i))
                         if kind == "func" and name.startswith("operator"):
                             if not any(s[0] == "class" for s in scopes):
                                 self.free_ops.add(name)
@@ -703,8 +832,8 @@ class _Scan:
         is_template = "template" in toks[b:i]
         self.kernels.append((qual, is_template, has_body))
 
-    def tainted(self) -> set[str]:
-        bad = set(_SYNC_PRIMITIVES)
+    def tainted(self, seeds=_SYNC_PRIMITIVES, record: bool = True) -> set[str]:
+        bad = set(seeds)
         changed = True
         while changed:
             changed = False
@@ -712,7 +841,8 @@ class _Scan:
                 if name not in bad and not ids.isdisjoint(bad):
                     bad.add(name)
                     changed = True
-        self.free_operator_sync = not self.free_ops.isdisjoint(bad)
+        if record:
+            self.free_operator_sync = not self.free_ops.isdisjoint(bad)
         return bad
 
     def uses_sync(self, expr: str, tainted: set[str]) -> bool:
@@ -1229,9 +1359,19 @@ class Module:
             ctypes.POINTER(ctypes.POINTER(ctypes.c_uint)),
             ctypes.POINTER(ctypes.c_char_p),
         ]
+        var_info = self._lib.aclnn_emu_var_info
+        var_info.restype = ctypes.c_void_p
+        var_info.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_size_t)]
+        self._vars: dict[str, tuple[int, int]] = {}   # name expressions that name variables
         self._functions: dict[str, Function] = {}
         self._lookup: dict[str, int] = {}
         for idx, entry in enumerate(table):
+            vsize = ctypes.c_size_t()
+            vaddr = var_info(idx, ctypes.byref(vsize))
+            if vaddr:
+                for alias in [entry["name"], *entry.get("aliases", [])]:
+                    self._vars[_norm(alias.lstrip("&").strip())] = (vaddr, vsize.value)
+                continue
             n = ctypes.c_uint()
             sizes = ctypes.POINTER(ctypes.c_uint)()
             kinds = ctypes.c_char_p()
@@ -1244,16 +1384,19 @@ class Module:
                 self._lookup.setdefault(alias, idx)
                 self._lookup.setdefault(_norm(alias), idx)
             self._functions[entry["name"]] = fn
-        self._by_index = list(self._functions.values())
+        self._by_index = {f._index: f for f in self._functions.values()}   # table index -> kernel
 
     @property
     def names(self) -> list[str]:
-        return [f.name for f in self._by_index]
+        return [f.name for f in self._by_index.values()]
 
     def get_global(self, name: str) -> "GlobalPointer":
         """The address of a module-scope ``__constant__`` / ``__device__`` variable, like CuPy's
         ``RawModule.get_global`` (CuPy returns a ``MemoryPointer``; this object has the same
         ``ptr`` / ``copy_from_host`` / ``copy_to_host`` / ``memset`` interface)."""
+        var = self._vars.get(_norm(name.lstrip("&").strip()))
+        if var is not None:   # named by a name expression (needed for static / namespaced variables, as in CuPy)
+            return GlobalPointer(var[0], var[1], self)
         ent = self._globals.get(name)
         if ent is None:
             ent = self._globals.get(_norm(name).replace("::", "::"))
@@ -1267,6 +1410,8 @@ class Module:
         idx = self._lookup.get(name)
         if idx is None:
             idx = self._lookup.get(_norm(name.lstrip("&").strip()))
+        if idx is None and _norm(name.lstrip("&").strip()) in self._vars:
+            raise LookupError(f"{name!r} names a variable of the emulated module, not a kernel: use get_global")
         if idx is None:
             raise LookupError(
                 f"kernel {name!r} not found in the emulated module; it has {sorted(self._functions)} "
@@ -1466,8 +1611,10 @@ def _explain(log: str, code: str = "") -> str:
         hints.append("the cuRAND device API (curand_kernel.h) is not supported by the emulator: its generators would "
                      "have to reproduce the GPU's sequences bit for bit; generate the random numbers on the host")
     if re.search(r">>>\s*\(", code) and "<<<" in code and "error" in log:
-        hints.append("launching kernels from device code (dynamic parallelism) is not supported by the emulator")
-    if re.search(r"cupy/[^\n]*No such file", log):
+        hints.append("the source launches a kernel with <<<...>>>: the emulator, like NVRTC, compiles device code "
+                     "only (launch from Python with RawKernel / Function.launch), and launching kernels from device "
+                     "code (dynamic parallelism) is not supported")
+    if re.search(r"cupy/[^\n]*No such file", log) and _cupy_include_dir() is None:
         hints.append("<cupy/...> headers come with CuPy: install CuPy (e.g. pip install cupy-cuda12x) and the "
                      "emulator puts them on the include path as CuPy does for NVRTC")
     if "__emu::vptr" in log or "__emu::vref" in log:
@@ -1508,7 +1655,12 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             last = b
         pieces.append(pre_text[last:])
         scan = _Scan("\n".join(user_text))
-        tainted = scan.tainted()
+        warp_funcs: set[str] = set()
+        if _EXPLICIT_WARP_SYNC not in scan.toks:
+            warp_funcs = scan.tainted(_WARP_PRIMITIVES, record=False) - _WARP_PRIMITIVES
+            if warp_funcs:   # (their loops switch lanes: they run on fibers)
+                pieces = [_rewrite_warp_loops("".join(pieces), warp_funcs)]
+        tainted = scan.tainted(_SYNC_PRIMITIVES | warp_funcs)
         table: list[dict] = []
         exprs: list[str] = []
         index: dict[str, int] = {}
@@ -1544,7 +1696,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             # `k<float>` -> &k<float>; `&k<float>` or a cast expression yielding the pointer as is
             ptr_expr = e if e.startswith(("&", "(")) or e.endswith(")") else f"&{e}"
             reg.append(f"constexpr auto k{i} = {ptr_expr};")
-        descs = ", ".join(f"::__emu::KernelImpl<k{i}>::desc()" for i in range(len(exprs))) or "{}"
+        descs = ", ".join(f"::__emu::entry_desc<k{i}>()" for i in range(len(exprs))) or "{}"
         reg.append(f"static const ::__emu::KernelDesc descs[] = {{{descs}}};")
         cnames = ", ".join(json.dumps(t["name"]) for t in table) or '""'
         reg.append(f"static const char* const names[] = {{{cnames}}};")
@@ -1570,6 +1722,11 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             "    if (k < 0 || k >= __emu_glue::count) return 1;\n"
             "    *n = __emu_glue::descs[k].nparams; *sizes = __emu_glue::descs[k].sizes; *kinds = __emu_glue::descs[k].kinds;\n"
             "    return 0;\n}"
+        )
+        reg.append(
+            'extern "C" __attribute__((visibility("default"))) const void* aclnn_emu_var_info(int k, size_t* size) {\n'
+            "    if (k < 0 || k >= __emu_glue::count) return nullptr;\n"
+            "    *size = __emu_glue::descs[k].var_size;\n    return __emu_glue::descs[k].var;\n}"
         )
         with open(ii, "w") as f:
             f.write("".join(pieces))

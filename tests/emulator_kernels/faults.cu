@@ -54,3 +54,18 @@ extern "C" __global__ void in_bounds(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = 2.0f * x[i];
 }
+
+// Vectorisable across CUDA threads (the emulator's plain loop), with one thread reading far out of
+// bounds: the report must still name that thread.
+extern "C" __global__ void axpy_one_bad(float a, const float* x, float* y, int n, int bad) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    long long j = i == bad ? (1ll << 40) : i;
+    if (i < n) y[i] = a * x[j] + y[i];
+}
+
+// Traps only on its first run (a device counter): a re-run cannot name the thread.
+__device__ int trap_once_count;
+extern "C" __global__ void trap_once(int* p) {
+    if (threadIdx.x == 5 && atomicAdd(&trap_once_count, 1) == 0) p = nullptr;
+    p[threadIdx.x] = 1;
+}

@@ -20,10 +20,10 @@
 namespace __emu {
 namespace cgd {
 static inline unsigned linear_tid() {
-    const uint3 t = tls.tid, b = tls.bdim;
+    const uint3 t = dims.tid, b = dims.bdim;
     return t.x + b.x * (t.y + b.y * t.z);
 }
-static inline unsigned block_threads() { return tls.bdim.x * tls.bdim.y * tls.bdim.z; }
+static inline unsigned block_threads() { return dims.bdim.x * dims.bdim.y * dims.bdim.z; }
 
 // Shuffle of any trivially copyable type (split into 8-byte words, like CUDA's cg shuffles).
 template <class T>

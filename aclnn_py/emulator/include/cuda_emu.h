@@ -384,8 +384,18 @@ struct Launch {
     double watchdog_s = 0;
 };
 
+// The built-in variables live apart from the runtime's state, and nothing takes their address
+// (blockDim is a dim3 here, not a cast of a uint3's address): g++ then knows that the kernel's own
+// stores through pointers cannot change them, keeps blockIdx/blockDim in registers across a block's
+// plain loop and may vectorise that loop across CUDA threads (axpy one element per thread: each
+// thread had reloaded blockIdx.x and blockDim.x after the previous thread's store).
+struct Dims {  // constant-initialised: no TLS guard
+    uint3 tid{}, bid{};
+    dim3 bdim, gdim;
+};
+static thread_local Dims dims;
+
 struct Tls {  // trivially constructible: zero-initialised per OS thread, no TLS guard
-    uint3 tid, bid, bdim, gdim;
     unsigned long long serial;  // one per block run on this OS thread (tile barriers)
     EmuFault* fault;            // armed while the kernel runs (faults, watchdog)
     Fiber* cur;
@@ -411,7 +421,7 @@ static inline size_t env_size(const char* name, size_t dflt) {
 }
 
 // ---- errors --------------------------------------------------------------------------------
-static inline void vrecord(Launch* L, const uint3& bid, const char* fmt, va_list ap) {
+static inline void vrecord(Launch* L, const uint3 bid, const char* fmt, va_list ap) {
     const uint64_t b = bid.x + static_cast<uint64_t>(L->grid.x) * (bid.y + static_cast<uint64_t>(L->grid.y) * bid.z);
     pthread_mutex_lock(&L->em);
     if (b < L->failed_block) {  // (a watchdog report sets failed_block to 0: it stays)
@@ -437,7 +447,7 @@ static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) {
 [[noreturn]] static void fail(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    if (tls.L) vrecord(tls.L, tls.bid, fmt, ap);
+    if (tls.L) vrecord(tls.L, dims.bid, fmt, ap);
     va_end(ap);
     if (tls.cur) {
         Executor& ex = *tls.ex;
@@ -550,9 +560,9 @@ static inline void wait_switch(Executor& ex, Fiber* f) {
     for (unsigned j = f->linear + 1; j < end; ++j) {
         if (fb[j].state == ST_READY) {
             tls.cur = &fb[j];
-            tls.tid = fb[j].tid;
+            dims.tid = fb[j].tid;
             ctx_swap(&f->ctx, &fb[j].ctx);
-            return;  // whoever resumed this thread set tls.cur / tls.tid
+            return;  // whoever resumed this thread set tls.cur / dims.tid
         }
     }
     ctx_swap(&f->ctx, &ex.sched);
@@ -912,13 +922,13 @@ static inline Fiber* take_over_next(Executor& ex, Fiber* f) {
     fiber_reset(*f);  // f's slot now holds the parked stack (its thread has exited)
     n->parked = false;
     tls.cur = n;
-    tls.tid = n->tid;
+    dims.tid = n->tid;
     return n;
 }
 
 static void fiber_main(void*) {
     for (;;) {
-        Fiber* f = tls.cur;  // whoever switched to this stack set tls.cur / tls.tid
+        Fiber* f = tls.cur;  // whoever switched to this stack set tls.cur / dims.tid
         for (;;) {
             f->parked = false;
             Launch* L = tls.L;
@@ -1018,7 +1028,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
             if (fb[i].state != ST_READY && fb[i].state != ST_AMASK && fb[i].state != ST_GRID) continue;
             progressed = true;
             tls.cur = &fb[i];
-            tls.tid = fb[i].tid;
+            dims.tid = fb[i].tid;
             ctx_swap(&ex.sched, &fb[i].ctx);
             if (ex.aborted) break;
         }
@@ -1077,13 +1087,59 @@ static void watchdog_fire(void* arg) {
     pthread_mutex_unlock(&L.tm);
 }
 
-static void record_fault(Launch& L, const EmuFault& fa) {
-    const uint3 t = tls.tid;
-    const uint3 bid = tls.bid;
-    if (fa.sig != SIGSEGV && fa.sig != SIGBUS && fa.sig != SIGFPE && fa.sig != SIGILL) {
+static inline bool is_trap(const EmuFault& fa) {
+    return fa.sig == SIGSEGV || fa.sig == SIGBUS || fa.sig == SIGFPE || fa.sig == SIGILL;
+}
+
+// A plain-loop block may run vectorised across its CUDA threads (threadIdx is then not stored per
+// thread), so a trap there does not say which thread took it. The block runs again one thread at a
+// time through the kernel's out-of-line entry, threadIdx stored before each call, until the trap
+// recurs: that thread is reported (the first in thread order, as the plain loop meets them). The
+// launch has failed already and its memory is undefined, as after a fault on a GPU. Returns
+// whether the trap recurred (`fa` then describes the new one, `t` is its thread); if not, `fa`
+// keeps the first report and the thread stays unnamed.
+static bool pinpoint_thread(Launch& L, EmuFault& fa, uint3& t) {
+    const int sig = fa.sig, code = fa.code, write = fa.write;
+    void* const addr = fa.addr;
+    void* const sp = fa.sp;
+    const uint3 bd = L.block;
+    const unsigned n = bd.x * bd.y * bd.z;
+    volatile unsigned i = 0;
+    if (sigsetjmp(fa.jb, 1) == 0) {
+        fa.armed = 1;
+        for (; i < n; ++i) {
+            dims.tid = uint3{i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y)};
+            try {
+                L.thread_fn(L.args);
+            } catch (...) {
+            }
+        }
+        fa.armed = 0;
+    } else if (is_trap(fa)) {
+        t = dims.tid;
+        return true;
+    }
+    fa.sig = sig;
+    fa.code = code;
+    fa.write = write;
+    fa.addr = addr;
+    fa.sp = sp;
+    return false;
+}
+
+static void record_fault(Launch& L, EmuFault& fa) {
+    const uint3 bid = dims.bid;
+    if (!is_trap(fa)) {
+        const uint3 t = dims.tid;
         if (!L.failed.load()) record(&L, bid, "stopped by the watchdog in thread (%u,%u,%u)", t.x, t.y, t.z);
         return;
     }
+    uint3 t = dims.tid;
+    char who[80];
+    if (!L.fibers && !pinpoint_thread(L, fa, t))
+        snprintf(who, sizeof who, "one of its threads (the trap did not recur when run thread by thread)");
+    else
+        snprintf(who, sizeof who, "thread (%u,%u,%u)", t.x, t.y, t.z);
     const uintptr_t addr = reinterpret_cast<uintptr_t>(fa.addr);
     if (fa.sig == SIGSEGV || fa.sig == SIGBUS) {
         bool overflow = false;
@@ -1095,25 +1151,23 @@ static void record_fault(Launch& L, const EmuFault& fa) {
             overflow = (addr <= sp + 4096 && addr + 65536 >= sp);
         }
         if (overflow) {
-            record(&L, bid, "stack overflow in thread (%u,%u,%u) (unbounded or too deep recursion?); the emulator "
-                   "gives each CUDA thread ACLNN_PY_EMU_STACK_KB=%zu KiB of stack", t.x, t.y, t.z,
-                   fiber_stack_size() / 1024);
+            record(&L, bid, "stack overflow in %s (unbounded or too deep recursion?); the emulator "
+                   "gives each CUDA thread ACLNN_PY_EMU_STACK_KB=%zu KiB of stack", who, fiber_stack_size() / 1024);
             return;
         }
-        record(&L, bid, "illegal memory %s at address 0x%016llx in thread (%u,%u,%u) (%s%s)",
+        record(&L, bid, "illegal memory %s at address 0x%016llx in %s (%s%s)",
                fa.write == 1 ? "write" : fa.write == 0 ? "read" : "access", static_cast<unsigned long long>(addr),
-               t.x, t.y, t.z, fa.sig == SIGBUS ? "SIGBUS" : "SIGSEGV",
+               who, fa.sig == SIGBUS ? "SIGBUS" : "SIGSEGV",
                fa.sig == SIGSEGV ? (fa.code == SEGV_MAPERR ? ": address not mapped" : ": no access permission") : "");
         return;
     }
     if (fa.sig == SIGFPE) {
-        record(&L, bid, "%s in thread (%u,%u,%u) (SIGFPE); a GPU does not trap here but returns an unspecified value",
+        record(&L, bid, "%s in %s (SIGFPE); a GPU does not trap here but returns an unspecified value",
                fa.code == FPE_INTDIV ? "integer division by zero" : fa.code == FPE_INTOVF ? "integer overflow in a division (INT_MIN / -1)" : "arithmetic exception",
-               t.x, t.y, t.z);
+               who);
         return;
     }
-    record(&L, bid, "illegal instruction at 0x%016llx in thread (%u,%u,%u) (SIGILL)", static_cast<unsigned long long>(addr),
-           t.x, t.y, t.z);
+    record(&L, bid, "illegal instruction at 0x%016llx in %s (SIGILL)", static_cast<unsigned long long>(addr), who);
 }
 
 static void run_blocks(Launch& L, bool single = false) {
@@ -1122,8 +1176,8 @@ static void run_blocks(Launch& L, bool single = false) {
     ex.grid_waiting = 0;
     tls.ex = &ex;
     tls.L = &L;
-    tls.bdim = L.block;
-    tls.gdim = L.grid;
+    dims.bdim = L.block;
+    dims.gdim = L.grid;
     tls.cur = nullptr;
     unsigned char* smem = L.shmem ? dyn_smem_base() : nullptr;
     const uint64_t gx = L.grid.x, gxy = static_cast<uint64_t>(L.grid.x) * L.grid.y;
@@ -1154,7 +1208,7 @@ static void run_blocks(Launch& L, bool single = false) {
             uint64_t b = L.next.fetch_add(1, std::memory_order_relaxed);
             if (b >= L.nblocks) break;
             uint3 bid{static_cast<unsigned>(b % gx), static_cast<unsigned>((b / gx) % L.grid.y), static_cast<unsigned>(b / gxy)};
-            tls.bid = bid;
+            dims.bid = bid;
             tls.serial++;
             ex.bid = bid;
             if (smem) memset(smem, 0xFF, L.shmem);  // poison: uninitialised floats read as NaN
@@ -1184,6 +1238,18 @@ static void run_blocks(Launch& L, bool single = false) {
 }
 
 // ---- cooperative groups: grid-wide and large-tile barriers -----------------------------------
+// A released grid barrier: this block's other waiters may run again. They would see the new
+// generation themselves when next resumed, but nothing resumes a fiber that is not runnable: the
+// thread that passes first could reach the next grid.sync() and wait there with no runnable fiber
+// in its block (two grid syncs in a row hung).
+static inline void grid_wake_block(Executor& ex) {
+    for (unsigned i = 0; i < ex.nthreads; ++i)
+        if (ex.fibers[i].state == ST_GRID) {
+            ex.fibers[i].state = ST_READY;
+            ex.grid_waiting--;  // counted here: a __syncthreads right after the grid sync must not see them
+        }
+}
+
 static void grid_sync_impl(const char* file, int line) {
     Fiber* f = tls.cur;
     if (!f) plain_mode_fail("grid_group::sync", file, line);
@@ -1205,6 +1271,7 @@ static void grid_sync_impl(const char* file, int line) {
         L.grid_gen++;
         pthread_cond_broadcast(&L.gcv);
         pthread_mutex_unlock(&L.gm);
+        grid_wake_block(ex);
         return;
     }
     pthread_mutex_unlock(&L.gm);
@@ -1233,14 +1300,15 @@ static void grid_sync_impl(const char* file, int line) {
         pthread_mutex_unlock(&L.gm);
         if (released) break;
         if (L.failed.load(std::memory_order_relaxed)) {
-            ex.grid_waiting--;
+            if (f->state == ST_GRID) ex.grid_waiting--;
             f->state = ST_READY;
             fail("stopped at grid.sync() (%s:%d): another block of the cooperative launch failed", base_name(file), line);
         }
         if (others) ctx_swap(&f->ctx, &ex.sched);
     }
-    ex.grid_waiting--;
+    if (f->state == ST_GRID) ex.grid_waiting--;  // else a sibling woke it (and counted it)
     f->state = ST_READY;
+    grid_wake_block(ex);
 }
 
 static void grid_thread_exit(Launch& L) {
@@ -1411,10 +1479,10 @@ static void run_grid(Launch& L) {
 // ---------------------------------------------------------------------------------------------
 // 5. Built-in variables
 // ---------------------------------------------------------------------------------------------
-#define threadIdx (::__emu::tls.tid)
-#define blockIdx (::__emu::tls.bid)
-#define blockDim (*reinterpret_cast<const ::dim3*>(&::__emu::tls.bdim))  /* ::, a parameter may be named dim3 */
-#define gridDim (*reinterpret_cast<const ::dim3*>(&::__emu::tls.gdim))
+#define threadIdx (::__emu::dims.tid)
+#define blockIdx (::__emu::dims.bid)
+#define blockDim (::__emu::dims.bdim)  /* ::, a parameter may be named dim3 */
+#define gridDim (::__emu::dims.gdim)
 static constexpr int warpSize = 32;
 
 // ---------------------------------------------------------------------------------------------
@@ -1560,11 +1628,19 @@ static inline void lockstep() {
         const unsigned j = base + ((lane + k) & 31u);
         if (j < ex.nthreads && ex.fibers[j].state == ST_READY) {
             tls.cur = &ex.fibers[j];
-            tls.tid = ex.fibers[j].tid;
+            dims.tid = ex.fibers[j].tid;
             ctx_swap(&f->ctx, &ex.fibers[j].ctx);
-            return;  // whoever resumed this lane set tls.cur / tls.tid
+            return;  // whoever resumed this lane set tls.cur / dims.tid
         }
     }
+}
+
+// A convergence point the loader puts in the loop conditions of code written for a warp (see
+// _rewrite_warp_loops in compiler.py): the lanes advance one loop iteration at a time, as a converged
+// warp does. Visibly true, so g++ still knows a loop's trip count; nothing at compile time.
+constexpr bool loop_tick() {
+    if (!std::is_constant_evaluated()) lockstep();
+    return true;
 }
 
 template <class T> struct vptr;
@@ -2144,7 +2220,7 @@ static inline unsigned long long __globaltimer() {
 // ---------------------------------------------------------------------------------------------
 namespace __emu {
 [[noreturn]] static inline void assert_fail(const char* expr, const char* file, int line) {
-    const uint3 t = tls.tid;
+    const uint3 t = dims.tid;
     fail("assertion `%s` failed at %s:%d in thread (%u,%u,%u)", expr, base_name(file), line, t.x, t.y, t.z);
 }
 }  // namespace __emu
@@ -2213,7 +2289,7 @@ struct KSig<void (*)(A...)> {
         for (unsigned z = 0; z < bd.z; ++z)
             for (unsigned y = 0; y < bd.y; ++y)
                 for (unsigned x = 0; x < bd.x; ++x) {
-                    tls.tid = uint3{x, y, z};
+                    dims.tid = uint3{x, y, z};
                     k(from_passed<A>(p)...);
                 }
     }
@@ -2233,6 +2309,8 @@ struct KernelDesc {
     void (*pack)(void* storage, void* const* params);
     void (*thread_fn)(const void* args);
     void (*block_fn)(const void* args);
+    const void* var = nullptr;  // a name expression naming a variable (CuPy's get_global): its address
+    size_t var_size = 0;
 };
 
 template <auto F>
@@ -2247,12 +2325,25 @@ struct KernelImpl {
         S::call(F, *static_cast<const Tuple*>(args), std::make_index_sequence<S::N>{});
     }
     static void block_fn(const void* args) {  // plain loop over the block's threads
-        S::template call_block<F>(*static_cast<const Tuple*>(args), tls.bdim, std::make_index_sequence<S::N>{});
+        S::template call_block<F>(*static_cast<const Tuple*>(args), dims.bdim, std::make_index_sequence<S::N>{});
     }
     static constexpr KernelDesc desc() {
         return KernelDesc{S::N, S::sizes, S::kinds, sizeof(Tuple), alignof(Tuple), &pack, &thread_fn, &block_fn};
     }
 };
+
+// One entry of a module's table: a kernel, or (a name expression may name one, as in CuPy) a
+// __device__ / __constant__ variable, whose address get_global then returns; taking it keeps a
+// static variable that only kernels write.
+template <auto F>
+constexpr KernelDesc entry_desc() {
+    if constexpr (std::is_function_v<std::remove_pointer_t<decltype(F)>>) {
+        return KernelImpl<F>::desc();
+    } else {
+        static_assert(std::is_pointer_v<decltype(F)>, "a name expression must name a kernel or a variable");
+        return KernelDesc{0, nullptr, "", 0, 1, nullptr, nullptr, nullptr, F, sizeof(*F)};
+    }
+}
 
 static inline int launch_entry(const KernelDesc& d, const char* name, bool fibers, const unsigned* grid,
                                const unsigned* block, void** params, size_t shmem, char* errbuf, size_t errlen,

@@ -15,6 +15,12 @@ namespace aclnn {
 #define ACLNN_LAUNCH_BOUNDS(...)
 #endif
 
+#ifdef __EMU_CPU__
+// Our kernels order every exchange between lanes with __syncwarp or a collective, so the host
+// emulator need not make their lanes converge at each loop iteration (see the emulator's SUPPORT.md).
+constexpr int __emu_explicit_warp_sync = 1;
+#endif
+
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarpSize = 32;
 
