@@ -84,6 +84,8 @@ class RawModule:
                  name_expressions: Sequence[str] | None = None, jitify: bool = False):
         if (code is None) == (path is None):
             raise TypeError("exactly one of code= and path= must be given")
+        if name_expressions and backend != "nvrtc":
+            raise ValueError(f"name_expressions need the 'nvrtc' backend, not {backend!r} (as in CuPy)")
         self.enable_cooperative_groups = bool(enable_cooperative_groups)
         self.backend = backend
         self.translate_cucomplex = translate_cucomplex

@@ -775,10 +775,16 @@ def test_rawkernel_source_attributes_and_compile_like_cupy():
     k.compile(log_stream=log)
     assert k._fn is not None and log.getvalue() == ""
     A.RawModule(code=code).compile(log_stream=log)
-    with pytest.raises(LookupError, match="missing"):
+    with pytest.raises(LookupError, match="missing.*named symbol not found"):
         A.RawKernel(code, "missing").compile()
+    with pytest.raises(LookupError, match="named symbol not found"):
+        A.RawModule(code=code).get_function("missing")     # CuPy looks the kernel up here, not at launch
     with pytest.raises(emulator.CompileException):
         A.RawKernel(code + "\n#error broken", "k").compile()
+    with pytest.raises(emulator.CompileException, match='cannot open source file "no/such.h"'):
+        A.RawModule(code='#include "no/such.h"\n' + code).get_function("k")
+    with pytest.raises(ValueError, match="nvrtc"):
+        A.RawModule(code=code, backend="nvcc", name_expressions=["k"])
 
 
 def test_wider_numpy_integers_for_narrower_parameters_like_a_gpu(d):

@@ -1414,7 +1414,8 @@ class Module:
             raise LookupError(f"{name!r} names a variable of the emulated module, not a kernel: use get_global")
         if idx is None:
             raise LookupError(
-                f"kernel {name!r} not found in the emulated module; it has {sorted(self._functions)} "
+                f"kernel {name!r} not found in the emulated module (named symbol not found); it has "
+                f"{sorted(self._functions)} "
                 "(template kernels need a name expression given at compile time)"
             )
         return self._by_index[idx]
@@ -1602,6 +1603,9 @@ def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
 
 def _explain(log: str, code: str = "") -> str:
     hints = []
+    for m in re.finditer(r"fatal error: ([^\n:]+): No such file or directory", log):
+        # NVRTC's words too, which code ported from CuPy may look for
+        hints.append(f'cannot open source file "{m.group(1).strip()}"')
     if "__emu_unsupported_inline_asm_in_kernel_code" in log:
         hints.append("inline asm (PTX) cannot be emulated on the CPU; give the emulator a C++ path: "
                      "#ifdef __EMU_CPU__ <plain C++> #else asm(...) #endif (__CUDA_ARCH__ is defined here, as on a GPU)")
