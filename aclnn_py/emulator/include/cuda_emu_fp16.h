@@ -122,29 +122,31 @@ static inline float h2f(unsigned short h) {
 }
 // Two halves <-> two floats in one instruction (the __half2 conversions, and the kernels' 16-byte
 // vector loads/stores that go through them): a lone conversion is port-bound at ~2 per element.
-// Same bits as the scalar functions; a NaN on either side takes them.
+// Same bits as the scalar functions, NaNs included (CUDA's canonical NaN, patched in without a
+// branch: a mispredicted NaN test per pair cost more than the conversion).
 static inline void h2f_pair(uint32_t w, float& lo, float& hi) {
 #ifdef ACLNN_EMU_HW_H2F
     typedef int emu_v4si __attribute__((vector_size(16)));
     const emu_v4sf r = __builtin_ia32_vcvtph2ps(reinterpret_cast<emu_v8hi>(emu_v4si{static_cast<int>(w), 0, 0, 0}));
-    if (__builtin_expect(r[0] == r[0] && r[1] == r[1], 1)) {
-        lo = r[0];
-        hi = r[1];
-        return;
-    }
-#endif
+    const emu_v4si nan = r != r;
+    const emu_v4sf c = reinterpret_cast<emu_v4sf>((reinterpret_cast<emu_v4si>(r) & ~nan) | (nan & 0x7fffffff));
+    lo = c[0];
+    hi = c[1];
+#else
     lo = h2f(static_cast<unsigned short>(w & 0xffffu));
     hi = h2f(static_cast<unsigned short>(w >> 16));
+#endif
 }
 static inline uint32_t f2h_pair(float a, float b) {
 #ifdef ACLNN_EMU_HW_H2F
-    if (__builtin_expect(a == a && b == b, 1)) {
-        const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{a, b, 0.f, 0.f}, 0);
-        return static_cast<uint32_t>(static_cast<unsigned short>(r[0])) |
-               (static_cast<uint32_t>(static_cast<unsigned short>(r[1])) << 16);
-    }
-#endif
+    typedef int emu_v4si __attribute__((vector_size(16)));
+    const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{a, b, 0.f, 0.f}, 0);
+    const uint32_t w = static_cast<uint32_t>(reinterpret_cast<emu_v4si>(r)[0]);
+    const uint32_t m = (a != a ? 0xffffu : 0u) | (b != b ? 0xffff0000u : 0u);
+    return (w & ~m) | (0x7fff7fffu & m);
+#else
     return static_cast<uint32_t>(f2h(a)) | (static_cast<uint32_t>(f2h(b)) << 16);
+#endif
 }
 static inline float bf2f(unsigned short b) { return __builtin_bit_cast(float, static_cast<uint32_t>(b) << 16); }
 
