@@ -443,6 +443,15 @@ extern "C" __global__ void softmax_mix(const float* x, float* tmp, float* out, i
         out[row * n + j] = acc * tr[n];
     }
 }
+// The leader stores right after a shuffle reduction; every lane reads it at once (no __syncwarp).
+extern "C" __global__ void leader_broadcast(const float* x, float* out) {
+    __shared__ float s[4];
+    const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+    float v = x[blockIdx.x * blockDim.x + threadIdx.x];
+    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (lane == 0) s[w] = 2.f * v;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s[w] + lane;
+}
 // Lanes write their slots, then read the others' with no collective in between (tile indexing only).
 extern "C" __global__ void write_then_read(const float* x, float* tmp, float* out, int n) {
     cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
@@ -485,6 +494,14 @@ def test_warp_synchronous_exchange_through_plain_memory_sees_converged_lanes(d, 
     w = (np.arange(n)[:, None] * np.arange(n)[None, :]) % 5
     np.testing.assert_allclose(d.down(po, rows * n, np.float32).reshape(rows, n), (2 * x64) @ w.T, rtol=1e-5,
                                atol=1e-5)
+    # straight-line: the lane that completes a collective lets the lowest lane go first, as a converged
+    # warp runs on in lane order (the others used to read the leader's slot before it was written)
+    xs = rng.integers(-50, 50, 3 * 128).astype(np.float32)
+    po = d.zeros(xs.size, np.float32)
+    mod.get_function("leader_broadcast")((3,), (128,), (d.up(xs), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    want = 2 * xs.reshape(-1, 32).sum(1).repeat(32) + np.tile(np.arange(32), xs.size // 32)
+    np.testing.assert_array_equal(d.down(po, xs.size, np.float32), want)
 
 
 def test_convergence_points_go_only_into_warp_code():

@@ -832,7 +832,17 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
     }
     complete_group(ex, *g, base);
     w.waiting &= ~g->mask;
+    const unsigned lead = base + __builtin_ctz(g->mask);
     *g = w.g[--w.ngroups];
+    // A converged warp leaves a collective together and runs on in lane order, so a leader's store
+    // right after it (`if (lane == 0) s = v;`, then every lane reads s, no __syncwarp) comes before
+    // the other lanes' loads. The lane that completed the collective (the last to arrive) lets the
+    // group's lowest lane run first; the others follow in order (wait_switch scans upwards).
+    if (lead != f->linear && ex.fibers[lead].state == ST_READY) {
+        tls.cur = &ex.fibers[lead];
+        dims.tid = ex.fibers[lead].tid;
+        ctx_swap(&f->ctx, &ex.fibers[lead].ctx);
+    }
     return f->cres;
 }
 
