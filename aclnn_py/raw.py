@@ -104,6 +104,18 @@ class RawModule:
         self._lock = threading.Lock()
         self._functions: dict[str, RawKernel] = {}
 
+    def __getstate__(self):   # picklable like CuPy's: the source and options travel, not the build
+        state = self.__dict__.copy()
+        for k in ("_module", "_lock", "_functions"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._module = None
+        self._lock = threading.Lock()
+        self._functions = {}
+
     @property
     def module(self):
         if self._module is None:
@@ -160,6 +172,12 @@ class RawKernel:
         self.name = name
         self._raw_module = module
         self._fn = None
+
+    def __getstate__(self):
+        return {"name": self.name, "_raw_module": self._raw_module}
+
+    def __setstate__(self, state):
+        self._init(state["_raw_module"], state["name"])
 
     @property
     def kernel(self):

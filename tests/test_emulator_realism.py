@@ -804,6 +804,23 @@ def test_rawkernel_source_attributes_and_compile_like_cupy():
         A.RawModule(code=code, backend="nvcc", name_expressions=["k"])
 
 
+def test_rawkernel_and_rawmodule_pickle_like_cupy(d):
+    import pickle
+    code = 'extern "C" __global__ void k(float* o, float v) { o[threadIdx.x] = v + threadIdx.x; }'
+    k = A.RawKernel(code, "k")
+    po = d.zeros(8, np.float32)
+    k((1,), (8,), (po, np.float32(1)))          # built and used before pickling
+    k2 = pickle.loads(pickle.dumps(k))
+    m2 = pickle.loads(pickle.dumps(A.RawModule(code=code, options=("-std=c++17",))))
+    assert (k2.name, k2.code, m2.options) == ("k", code, ("-std=c++17",))
+    k2((1,), (8,), (po, np.float32(5)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 8, np.float32), 5 + np.arange(8))
+    m2.get_function("k")((1,), (8,), (po, np.float32(7)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 8, np.float32), 7 + np.arange(8))
+
+
 def test_wider_numpy_integers_for_narrower_parameters_like_a_gpu(d):
     """CuPy hands the driver a pointer to each argument and the driver copies the parameter's size:
     an np.int64 for an `int` reads its low bytes, which the emulator passes too (when the value fits,
