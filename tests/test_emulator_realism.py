@@ -804,6 +804,30 @@ def test_rawkernel_source_attributes_and_compile_like_cupy():
         A.RawModule(code=code, backend="nvcc", name_expressions=["k"])
 
 
+def test_the_host_isa_does_not_change_results(d, monkeypatch):
+    """The module is built for the host's vector ISA (AVX-512 where the CPU has it, which brings FMA),
+    yet a * b + c is rounded twice on every CPU (-ffp-contract=off): with a = b = 1 + 2^-12 and
+    c = -(1 + 2^-11) the product rounds to 1 + 2^-11 (a tie to even), so the result is 0; a
+    contracted FMA would give 2^-24."""
+    from aclnn_py.emulator import compiler as C
+    monkeypatch.setenv("ACLNN_PY_EMU_NO_AVX", "1")
+    assert not any(f.startswith(("-mavx", "-mf16c")) for f in C._target_flags("g++"))
+    monkeypatch.delenv("ACLNN_PY_EMU_NO_AVX")
+    if C._cpu_has("avx512f"):
+        assert "-mavx512f" in C._target_flags("g++")
+    assert "-ffp-contract=off" in C._BASE_FLAGS
+    code = 'extern "C" __global__ void k(const float* a, const float* b, const float* c, float* o) {' \
+           ' int i = threadIdx.x; o[i] = a[i] * b[i] + c[i]; }'
+    n = 64
+    a = np.full(n, 1 + 2.0 ** -12, np.float32)
+    c = np.full(n, -(1 + 2.0 ** -11), np.float32)
+    po = d.zeros(n, np.float32)
+    A.RawModule(code=code).get_function("k")((1,), (n,), (d.up(a), d.up(a), d.up(c), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, n, np.float32), (a * a) + c)   # NumPy rounds twice too
+    assert (d.down(po, n, np.float32) == 0).all()
+
+
 def test_rawkernel_and_rawmodule_pickle_like_cupy(d):
     import pickle
     code = 'extern "C" __global__ void k(float* o, float v) { o[threadIdx.x] = v + threadIdx.x; }'
