@@ -945,7 +945,7 @@ def test_compile_errors_carry_the_log():
      "inline asm"),
     ('#include <cub/cub.cuh>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "CUB"),
     ('#include <cupy/complex.cuh>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "install CuPy"),
-    ('#include <mma.h>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "WMMA"),
+    ('#include <cuda_pipeline.h>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "pipelines"),
     ('extern "C" __global__ void k(int* p) { p[0] = __shfl(p[0], 1); }', "__shfl"),
 ])
 def test_unsupported_constructs_fail_to_compile(src, match):

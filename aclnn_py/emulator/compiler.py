@@ -417,14 +417,15 @@ def _user_segments(pre_text: str) -> list[tuple[int, int]]:
 
 _PAREN = r"\((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*\)"  # balanced, 4 levels
 _ATTR_RE = re.compile(r"\b(?:__attribute__|alignas|__declspec)\s*" + _PAREN)
-_UNSIZED_END_RE = re.compile(r"\[\s*\]\s*;")
+_UNSIZED_END_RE = re.compile(r"\[\s*\]((?:\s*\[[^\[\];{}]*\])*)\s*;")   # name[] or name[][N]...;
 _DECL_NAME_RE = re.compile(r"([A-Za-z_]\w*)\s*$")
 
 
 def _rewrite_extern_shared(text: str) -> str:
     """``extern __shared__ T name[];`` in any spelling (``extern T __shared__ name[]``,
-    ``__shared__ extern ...``, with alignment attributes) becomes a reference to the block's dynamic
-    shared memory. After preprocessing ``__shared__`` reads ``thread_local``."""
+    ``__shared__ extern ...``, with alignment attributes, or multi-dimensional ``name[][N]``, as
+    cuda-samples' cudaTensorCoreGemm declares it) becomes a reference to the block's dynamic shared
+    memory. After preprocessing ``__shared__`` reads ``thread_local``."""
     out = []
     last = 0
     for m in _UNSIZED_END_RE.finditer(text):
@@ -453,7 +454,8 @@ def _rewrite_extern_shared(text: str) -> str:
         nl = "\n" * (decl.count("\n") + m.group(0).count("\n"))
         prefix = "\n".join(body_lines[:lead]) + ("\n" if lead else "")
         out.append(text[last:start])
-        out.append(f"{prefix}static thread_local {typ} (&{name})[] = ::__emu::dyn_smem<decltype({name})>();{nl}")
+        dims = " ".join(m.group(1).split())   # the inner extents of a multi-dimensional one
+        out.append(f"{prefix}static thread_local {typ} (&{name})[]{dims} = ::__emu::dyn_smem<decltype({name})>();{nl}")
         last = m.end()
     out.append(text[last:])
     return "".join(out)
@@ -1611,8 +1613,9 @@ def _explain(log: str, code: str = "") -> str:
     if "__emu_unsupported_inline_asm_in_kernel_code" in log:
         hints.append("inline asm (PTX) cannot be emulated on the CPU; give the emulator a C++ path: "
                      "#ifdef __EMU_CPU__ <plain C++> #else asm(...) #endif (__CUDA_ARCH__ is defined here, as on a GPU)")
-    if re.search(r"(cub/|mma\.h|cuda_pipeline|cuda/std|cuda/|cuda_awbarrier|thrust/)[^\n]*No such file", log):
-        hints.append("CUB, Thrust, WMMA/MMA, cp.async pipelines and libcu++ (<cuda/...>) are not supported by the emulator")
+    if re.search(r"(cub/|cuda_pipeline|cuda/std|cuda/|cuda_awbarrier|thrust/)[^\n]*No such file", log):
+        hints.append("CUB, Thrust, cp.async pipelines and libcu++ (<cuda/...>) are not supported by the emulator "
+                     "(WMMA, <mma.h>, is)")
     if re.search(r"curand[\w.]*\.h[^\n]*No such file", log):
         hints.append("the cuRAND device API (curand_kernel.h) is not supported by the emulator: its generators would "
                      "have to reproduce the GPU's sequences bit for bit; generate the random numbers on the host")
