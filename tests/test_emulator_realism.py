@@ -535,6 +535,30 @@ constexpr int twice(int n) { int s = 0; for (int i = 0; i < n; ++i) s += 2; retu
         "do t++; while ( ::__emu::loop_tick() && (t < n));",
     ], got   # not: plain(), the shuffle loop, the declaring while, the range-for, twice()
     assert out.count("\n") == text.count("\n")
+    # conditions that declare (skipped), a raw string (untouched), a user function named like a
+    # primitive (still warp code), a while after an if-block (its own body decides)
+    code2 = r"""
+__device__ float reduce(float v) { for (int i = 0; i < 2; ++i) v += __shfl_xor_sync(0xffffffffu, v, 1); return v; }
+__global__ void k2(float* out, int j, float* p) {
+    const char* s = R"x(while (j < 3) {})x";
+    while (decltype(j) x = j--) out[x] = 1;
+    while (::size_t x = j--) out[x] = 2;
+    for (int i = 0; float* const r = i < 2 ? p : nullptr; ++i) r[i] = 3;
+    for (int i = 0; float* __restrict__ r = i < 2 ? p : nullptr; ++i) r[i] = 4;
+    while ([[maybe_unused]] int x = j--) out[0] = 5;
+    if (j) { out[1] = 0; }
+    while (j-- > 0) { out[2] = __shfl_sync(0xffffffffu, out[2], 0); }
+    out[3] = reduce(s[0]);
+}
+"""
+    scan = C._Scan(code2)
+    funcs = {n for n in scan.defs if n in scan.tainted(C._WARP_PRIMITIVES, record=False)}
+    assert {"reduce", "k2"} <= funcs
+    out2 = C._rewrite_warp_loops('# 1 "kernel.cu"\n' + code2, funcs)
+    assert 'R"x(while (j < 3) {})x"' in out2
+    assert [line.strip() for line in out2.splitlines() if "loop_tick" in line] == []
+    mod2 = A.RawModule(code=code2.replace("__global__ void k2", 'extern "C" __global__ void k2'))
+    mod2.get_function("k2")     # compiles
     # kernels/ opts out: its warps synchronise explicitly
     assert "__emu_explicit_warp_sync" in (Path(A.__file__).parent.parent / "kernels/include/aclnn/base.cuh").read_text()
 
@@ -869,8 +893,8 @@ extern "C" __global__ void gemm_misc(const float* af, const float* bf, float* cf
     wmma::fragment<wmma::accumulator, 16, 16, 8, float> tc;
     wmma::load_matrix_sync(ta, af, 8);
     wmma::load_matrix_sync(tb, bf, 16);
-    for (int i = 0; i < ta.num_elements; i++) ta.x[i] = __float_to_tf32(ta.x[i]);
-    for (int i = 0; i < tb.num_elements; i++) tb.x[i] = __float_to_tf32(tb.x[i]);
+    for (int i = 0; i < ta.num_elements; i++) ta.x[i] = wmma::__float_to_tf32(ta.x[i]);
+    for (int i = 0; i < tb.num_elements; i++) tb.x[i] = wmma::__float_to_tf32(tb.x[i]);
     wmma::fill_fragment(tc, 0.0f);
     wmma::mma_sync(tc, ta, tb, tc);
     wmma::store_matrix_sync(cf, tc, 16, wmma::mem_row_major);

@@ -536,7 +536,28 @@ def _rewrite_volatile(text: str) -> str:
     return "".join(out)
 
 
-_DECL_COND_RE = re.compile(r"^\s*(?:const\s+)?[A-Za-z_][\w:<>, ]*[\s*&]+[A-Za-z_]\w*\s*(?:=[^=]|\{)")  # `T* p = ...`
+_ASSIGN_BEFORE = frozenset("=!<>+-*/%&|^")
+
+
+def _declares(cond: list[str]) -> bool:
+    """Whether a loop condition's tokens declare a variable (`T* const p = f()`, `decltype(j) x = j`,
+    `[[maybe_unused]] int x{...}`): its first top-level `=` (not `==`, `<=`, `+=`...) or `{` follows a
+    name that follows a type-ish token. When in doubt, yes: the loop then just gets no tick."""
+    depth = 0
+    for j, t in enumerate(cond):
+        if t in ("(", "["):
+            depth += 1
+        elif t in (")", "]"):
+            depth -= 1
+        elif depth == 0 and (t == "{" or (t == "=" and (j + 1 >= len(cond) or cond[j + 1] != "=")
+                                           and (j == 0 or cond[j - 1] not in _ASSIGN_BEFORE))):
+            name = cond[j - 1] if j >= 1 else ""
+            before = cond[j - 2] if j >= 2 else ""
+            ident = lambda x: bool(x) and (x[0].isalpha() or x[0] == "_")  # noqa: E731
+            return ident(name) and (ident(before) or before in ("*", "&", ")", ">", "]"))
+    return False
+
+
 
 
 def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
@@ -580,9 +601,9 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
         if close < 0:
             continue
         # the body: after the header, or (do ... while) the block before it
-        if words[k] == "while" and words[k - 1] == "}":
-            o = _match_back(words, k - 1, "{", "}")
-            body = words[o:k] if o > 0 and words[o - 1] == "do" else []
+        o = _match_back(words, k - 1, "{", "}") if words[k] == "while" and words[k - 1] == "}" else -1
+        if o > 0 and words[o - 1] == "do":
+            body = words[o:k]
         elif close + 1 < len(words) and words[close + 1] == "{":
             end = _match_fwd(words, close + 1, "{", "}")
             body = words[close + 1:end if end > 0 else len(words)]
@@ -613,7 +634,7 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
         cond = region[lo:hi]
         if not cond.strip():
             edits.append((lo, " ::__emu::loop_tick() "))
-        elif not _DECL_COND_RE.match(cond):
+        elif not _declares(_tokens(cond)):
             edits.append((lo, " ::__emu::loop_tick() && ("))
             edits.append((hi, ")"))
     if not edits:
@@ -629,7 +650,8 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
 
 
 _TOKEN_RE = re.compile(
-    r'"(?:\\.|[^"\\\n])*"'
+    r'(?:u8|[uUL])?R"([^()\\\s]{0,16})\([\s\S]*?\)\1"'    # a raw string literal, newlines and all
+    r'|"(?:\\.|[^"\\\n])*"'
     r"|'(?:\\.|[^'\\\n])*'"
     r"|[A-Za-z_]\w*"
     r"|\.?\d(?:[eEpP][+-]|[\w.'])*"
@@ -639,7 +661,7 @@ _GLOBAL_MARK = "__emu_global__"
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN_RE.findall(text)
+    return [m.group(0) for m in _TOKEN_RE.finditer(text)]
 
 
 def _match_back(toks: list[str], j: int, open_: str, close: str) -> int:
@@ -1666,7 +1688,8 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         scan = _Scan("\n".join(user_text))
         warp_funcs: set[str] = set()
         if _EXPLICIT_WARP_SYNC not in scan.toks:
-            warp_funcs = scan.tainted(_WARP_PRIMITIVES, record=False) - _WARP_PRIMITIVES
+            warp = scan.tainted(_WARP_PRIMITIVES, record=False)
+            warp_funcs = {name for name in scan.defs if name in warp}   # the user's own (a `reduce` too)
             if warp_funcs:   # (their loops switch lanes: they run on fibers)
                 pieces = [_rewrite_warp_loops("".join(pieces), warp_funcs)]
         tainted = scan.tainted(_SYNC_PRIMITIVES | warp_funcs)

@@ -69,3 +69,12 @@ extern "C" __global__ void trap_once(int* p) {
     if (threadIdx.x == 5 && atomicAdd(&trap_once_count, 1) == 0) p = nullptr;
     p[threadIdx.x] = 1;
 }
+
+// The re-run that names the trapping thread meets an assert the first run did not (the flags are
+// set now): the real fault must still be the report.
+extern "C" __global__ void assert_then_fault(int* flag, float* out, float** bad) {
+    int i = threadIdx.x;
+    assert(flag[i] == 0);
+    flag[i] = 1;
+    if (i == 37) out[i] = *bad[0]; else out[i] = 1.f;
+}

@@ -310,6 +310,7 @@ struct Fiber {
     unsigned char cop = 0;
     int carg = 0;
     uint64_t cval = 0, cres = 0;
+    uint64_t gwait = 0;  // the grid-barrier generation it waits on (state ST_GRID)
     const char* cfile = nullptr;
     int cline = 0;
     unsigned spin = 0;      // warp collectives / __nanosleep since the last barrier arrival
@@ -402,6 +403,7 @@ struct Tls {  // trivially constructible: zero-initialised per OS thread, no TLS
     Executor* ex;
     Launch* L;
     unsigned char* dsmem;
+    bool quiet;                 // a block re-run to name a trapping thread: its own errors are not reports
 };
 static thread_local Tls tls;
 
@@ -422,6 +424,7 @@ static inline size_t env_size(const char* name, size_t dflt) {
 
 // ---- errors --------------------------------------------------------------------------------
 static inline void vrecord(Launch* L, const uint3 bid, const char* fmt, va_list ap) {
+    if (tls.quiet) return;
     const uint64_t b = bid.x + static_cast<uint64_t>(L->grid.x) * (bid.y + static_cast<uint64_t>(L->grid.y) * bid.z);
     pthread_mutex_lock(&L->em);
     if (b < L->failed_block) {  // (a watchdog report sets failed_block to 0: it stays)
@@ -1115,20 +1118,23 @@ static bool pinpoint_thread(Launch& L, EmuFault& fa, uint3& t) {
     const uint3 bd = L.block;
     const unsigned n = bd.x * bd.y * bd.z;
     volatile unsigned i = 0;
+    tls.quiet = true;  // an assert or __trap met on the way (memory is not what it was) reports nothing
     if (sigsetjmp(fa.jb, 1) == 0) {
         fa.armed = 1;
         for (; i < n; ++i) {
             dims.tid = uint3{i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y)};
             try {
                 L.thread_fn(L.args);
-            } catch (...) {
+            } catch (...) {  // that thread stopped (assert, __trap): on to the next
             }
         }
         fa.armed = 0;
     } else if (is_trap(fa)) {
+        tls.quiet = false;
         t = dims.tid;
         return true;
     }
+    tls.quiet = false;
     fa.sig = sig;
     fa.code = code;
     fa.write = write;
@@ -1253,8 +1259,9 @@ static void run_blocks(Launch& L, bool single = false) {
 // thread that passes first could reach the next grid.sync() and wait there with no runnable fiber
 // in its block (two grid syncs in a row hung).
 static inline void grid_wake_block(Executor& ex) {
+    const uint64_t now = __atomic_load_n(&ex.L->grid_gen, __ATOMIC_RELAXED);
     for (unsigned i = 0; i < ex.nthreads; ++i)
-        if (ex.fibers[i].state == ST_GRID) {
+        if (ex.fibers[i].state == ST_GRID && ex.fibers[i].gwait != now) {  // released, not a later sync
             ex.fibers[i].state = ST_READY;
             ex.grid_waiting--;  // counted here: a __syncthreads right after the grid sync must not see them
         }
@@ -1286,6 +1293,7 @@ static void grid_sync_impl(const char* file, int line) {
     }
     pthread_mutex_unlock(&L.gm);
     f->state = ST_GRID;
+    f->gwait = gen;
     f->cfile = file;
     f->cline = line;
     ex.grid_waiting++;

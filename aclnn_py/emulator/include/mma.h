@@ -152,12 +152,13 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD, void>& d, const fragment
     }
 }
 
-}  // namespace wmma
-}  // namespace nvcuda
-
-// tf32 rounding (cvt.rna.tf32.f32: to nearest, ties away from zero; NaN and inf kept)
-static inline float __float_to_tf32(float v) {
+// tf32 rounding (cvt.rna.tf32.f32: to nearest, ties away from zero; NaN and inf kept), in
+// nvcuda::wmma as in CUDA (`wmma::__float_to_tf32(x)`)
+inline float __float_to_tf32(float v) {
     uint32_t u = __builtin_bit_cast(uint32_t, v);
     if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
     return __builtin_bit_cast(float, u);
 }
+
+}  // namespace wmma
+}  // namespace nvcuda
