@@ -196,8 +196,8 @@ class RawKernel:
     backend = property(lambda self: self._raw_module.backend)
 
     def compile(self, log_stream=None):
-        """Compile the module and look the kernel up now (CuPy compiles on first use)."""
-        self._raw_module.compile(log_stream)
+        """Compile the module and look the kernel up now (CuPy compiles on first use); nothing is
+        written to ``log_stream`` (see RawModule.compile)."""
         _ = self.kernel
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups=None):

@@ -147,14 +147,14 @@ def test_submit_unless_idle_queues_only_behind_work(stream):
     """free()'s stream-ordered release: an idle stream has nothing the release must wait for (no
     thread hand-off); a busy one runs it after what was queued before."""
     ran = []
-    assert stream.submit_unless_idle(lambda: ran.append("idle")) is False and ran == []
+    assert stream.submit(lambda: ran.append("idle"), unless_idle=True) is False and ran == []
     gate = threading.Event()
     stream.submit(lambda: gate.wait(5))
-    assert stream.submit_unless_idle(lambda: ran.append("after the gate")) is True
+    assert stream.submit(lambda: ran.append("after the gate"), unless_idle=True) is True
     time.sleep(0.05)
     assert ran == []
     gate.set()
     stream.synchronize()
     assert ran == ["after the gate"]
     stream.close()
-    assert stream.submit_unless_idle(lambda: ran.append("closed")) is False
+    assert stream.submit(lambda: ran.append("closed"), unless_idle=True) is False

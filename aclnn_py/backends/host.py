@@ -56,20 +56,12 @@ class HostStream:
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
-    def submit(self, task) -> bool:
+    def submit(self, task, *, unless_idle: bool = False) -> bool:
+        """Queue ``task``; False (not queued: the caller runs it) on a closed stream, and with
+        ``unless_idle`` on an idle one too (nothing queued or running: what ``task`` waits for has
+        already happened). A closed stream has run everything it had."""
         with self._lock:
-            if self.closed:
-                return False
-            self._pending += 1
-            self._queue.put(task)
-        return True
-
-    def submit_unless_idle(self, task) -> bool:
-        """Queue ``task`` unless the stream is idle (nothing queued or running: what ``task`` waits
-        for has already happened); False: not queued, the caller runs it. A closed stream is idle
-        too once its worker is done, and has nothing to wait for anyway."""
-        with self._lock:
-            if self.closed or self._pending == 0:
+            if self.closed or (unless_idle and self._pending == 0):
                 return False
             self._pending += 1
             self._queue.put(task)
@@ -297,7 +289,7 @@ class HostBackend:
             left[0] = 1
             drained()
         for s in streams:
-            if not s.submit_unless_idle(drained):
+            if not s.submit(drained, unless_idle=True):
                 drained()                 # idle (no thread hand-off) or closed meanwhile: it ran everything it had
 
     malloc_host = malloc

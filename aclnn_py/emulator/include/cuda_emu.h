@@ -557,15 +557,20 @@ static inline R dyn_smem() {
 // thread of its block instead of going through the scheduler: one context switch instead of two.
 // The scheduler loop still visits every thread; this only changes which READY thread runs first
 // (any order is a legal schedule). The scan is bounded; with nothing found, back to the scheduler.
+// Fiber f hands the CPU to fiber n of its block; f resumes when someone switches back to it (and
+// that one sets tls.cur / dims.tid for f, as this does for n).
+static inline void switch_to(Fiber* f, Fiber& n) {
+    tls.cur = &n;
+    dims.tid = n.tid;
+    ctx_swap(&f->ctx, &n.ctx);
+}
 static inline void wait_switch(Executor& ex, Fiber* f) {
     Fiber* fb = ex.fibers;
     const unsigned n = ex.nthreads, end = std::min(n, f->linear + 65);
     for (unsigned j = f->linear + 1; j < end; ++j) {
         if (fb[j].state == ST_READY) {
-            tls.cur = &fb[j];
-            dims.tid = fb[j].tid;
-            ctx_swap(&f->ctx, &fb[j].ctx);
-            return;  // whoever resumed this thread set tls.cur / dims.tid
+            switch_to(f, fb[j]);
+            return;
         }
     }
     ctx_swap(&f->ctx, &ex.sched);
@@ -841,11 +846,7 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
     // right after it (`if (lane == 0) s = v;`, then every lane reads s, no __syncwarp) comes before
     // the other lanes' loads. The lane that completed the collective (the last to arrive) lets the
     // group's lowest lane run first; the others follow in order (wait_switch scans upwards).
-    if (lead != f->linear && ex.fibers[lead].state == ST_READY) {
-        tls.cur = &ex.fibers[lead];
-        dims.tid = ex.fibers[lead].tid;
-        ctx_swap(&f->ctx, &ex.fibers[lead].ctx);
-    }
+    if (lead != f->linear && ex.fibers[lead].state == ST_READY) switch_to(f, ex.fibers[lead]);
     return f->cres;
 }
 
@@ -1645,10 +1646,8 @@ static inline void lockstep() {
     for (unsigned k = 1; k < 32; ++k) {
         const unsigned j = base + ((lane + k) & 31u);
         if (j < ex.nthreads && ex.fibers[j].state == ST_READY) {
-            tls.cur = &ex.fibers[j];
-            dims.tid = ex.fibers[j].tid;
-            ctx_swap(&f->ctx, &ex.fibers[j].ctx);
-            return;  // whoever resumed this lane set tls.cur / dims.tid
+            switch_to(f, ex.fibers[j]);
+            return;
         }
     }
 }

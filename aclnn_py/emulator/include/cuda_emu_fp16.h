@@ -76,6 +76,7 @@ static inline unsigned short round_double(double d, int mode) {
 // keep the software result (CUDA's canonical 0x7FFF), never the x86 payload-preserving one.
 typedef float emu_v4sf __attribute__((vector_size(16)));
 typedef short emu_v8hi __attribute__((vector_size(16)));
+typedef int emu_v4si __attribute__((vector_size(16)));
 static inline unsigned short f2h(float f, int mode = RN) {
     if (mode == RN && f == f) {
         const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{f, 0.f, 0.f, 0.f}, 0);
@@ -126,7 +127,6 @@ static inline float h2f(unsigned short h) {
 // branch: a mispredicted NaN test per pair cost more than the conversion).
 static inline void h2f_pair(uint32_t w, float& lo, float& hi) {
 #ifdef ACLNN_EMU_HW_H2F
-    typedef int emu_v4si __attribute__((vector_size(16)));
     const emu_v4sf r = __builtin_ia32_vcvtph2ps(reinterpret_cast<emu_v8hi>(emu_v4si{static_cast<int>(w), 0, 0, 0}));
     const emu_v4si nan = r != r;
     const emu_v4sf c = reinterpret_cast<emu_v4sf>((reinterpret_cast<emu_v4si>(r) & ~nan) | (nan & 0x7fffffff));
@@ -139,7 +139,6 @@ static inline void h2f_pair(uint32_t w, float& lo, float& hi) {
 }
 static inline uint32_t f2h_pair(float a, float b) {
 #ifdef ACLNN_EMU_HW_H2F
-    typedef int emu_v4si __attribute__((vector_size(16)));
     const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{a, b, 0.f, 0.f}, 0);
     const uint32_t w = static_cast<uint32_t>(reinterpret_cast<emu_v4si>(r)[0]);
     const uint32_t m = (a != a ? 0xffffu : 0u) | (b != b ? 0xffff0000u : 0u);

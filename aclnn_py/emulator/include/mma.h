@@ -63,6 +63,10 @@ template <class E> inline auto max_finite() { return std::numeric_limits<decltyp
 template <> inline auto max_finite<__half>() { return 65504.0f; }
 template <> inline auto max_finite<__nv_bfloat16>() { return 3.3895313892515355e38f; }
 template <class T, class F> inline T narrow(F v) { return static_cast<T>(v); }
+// offset of element (r, c) of a tile in memory with leading dimension ldm
+inline size_t at(int r, int c, unsigned ldm, bool row_major) {
+    return row_major ? static_cast<size_t>(r) * ldm + c : static_cast<size_t>(c) * ldm + r;
+}
 template <> inline __half narrow<__half, float>(float v) { return __float2half_rn(v); }
 template <> inline __nv_bfloat16 narrow<__nv_bfloat16, float>(float v) { return __float2bfloat16_rn(v); }
 }  // namespace detail
@@ -98,14 +102,14 @@ inline void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const P* p, unsign
     constexpr bool rowm = std::is_same_v<L, row_major>;
     for (int r = 0; r < Fr::rows; ++r)
         for (int c = 0; c < Fr::cols; ++c)
-            f.x[r * Fr::cols + c] = p[rowm ? static_cast<size_t>(r) * ldm + c : static_cast<size_t>(c) * ldm + r];
+            f.x[r * Fr::cols + c] = p[detail::at(r, c, ldm, rowm)];
 }
 
 template <int M, int N, int K, class T, class P>
 inline void load_matrix_sync(fragment<accumulator, M, N, K, T, void>& f, const P* p, unsigned ldm, layout_t layout) {
     for (int r = 0; r < M; ++r)
         for (int c = 0; c < N; ++c)
-            f.x[r * N + c] = p[layout == mem_row_major ? static_cast<size_t>(r) * ldm + c : static_cast<size_t>(c) * ldm + r];
+            f.x[r * N + c] = p[detail::at(r, c, ldm, layout == mem_row_major)];
 }
 
 // Only the warp's first lane writes the tile. Every lane holds the whole tile, and the lanes run one
@@ -118,7 +122,7 @@ inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T, void
     if (((t.z * b.y + t.y) * b.x + t.x) % 32u != 0u) return;
     for (int r = 0; r < M; ++r)
         for (int c = 0; c < N; ++c)
-            p[layout == mem_row_major ? static_cast<size_t>(r) * ldm + c : static_cast<size_t>(c) * ldm + r] = f.x[r * N + c];
+            p[detail::at(r, c, ldm, layout == mem_row_major)] = f.x[r * N + c];
 }
 
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
