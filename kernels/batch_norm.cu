@@ -177,6 +177,7 @@ constexpr int kEPT = 16;          // NCX: elements per thread per step
 constexpr int kSeg = 4096;        // NCX: longest tile (segment of one (n, c) plane)
 constexpr int kCPT = 4;           // NXC: channels per thread
 constexpr int kRPT = 4;           // NXC: rows per thread per step
+constexpr int kLanes = 4;         // NCX reductions: interleaved sub-series a thread keeps in lock step
 
 // Compute (accumulator) type of a data or per-channel type: f32 for float, __half, __nv_bfloat16;
 // f64 for double. The workspace partials and per-channel coefficient arrays are slots of this type.
@@ -280,6 +281,7 @@ __device__ __forceinline__ bool all_aligned(unsigned long long bytes, const void
 }
 
 template <int W> struct VecWidth { static constexpr int value = W; };
+template <bool B> struct Flag { static constexpr bool value = B; };
 
 // Runs body(VecWidth<VW>{}) with the NCX vector width (elements per vector access) for planes of S
 // elements at these pointers (nullptr: unused): 16-byte vectors when S and every pointer allow
@@ -345,6 +347,26 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
   }
 }
 
+// ncx_load of a full step (every element of the step is in the tile): unconditional loads, which
+// the host emulator's g++ can keep in SIMD registers (a load under `if (in)` it could not).
+template <typename T, int VW, int E>
+__device__ __forceinline__ void ncx_load_full(const T* __restrict__ base, long long at, int tx, int x,
+                                              acc_t<T> (&v)[E]) {
+  if constexpr (VW > 0) {
+#pragma unroll
+    for (int j = 0; j < E / VW; ++j) {
+      acc_t<T> f[VW];
+      ld_vec<VW>(base, at + (j * tx + x) * VW, f);
+#pragma unroll
+      for (int k = 0; k < VW; ++k) v[j * VW + k] = f[k];
+    }
+  } else {
+    const T* p = base + at;
+#pragma unroll
+    for (int e = 0; e < E; ++e) v[e] = ld(p[e * tx + x]);
+  }
+}
+
 template <typename T, int VW, int E>
 __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, int rem, int tx, int x,
                                           const acc_t<T> (&v)[E]) {
@@ -367,6 +389,25 @@ __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, in
       const int off = e * tx + x;
       if (off < rem) p[off] = st<T>(v[e]);
     }
+  }
+}
+
+// ncx_store of a full step (unconditional stores; see ncx_load_full).
+template <typename T, int VW, int E>
+__device__ __forceinline__ void ncx_store_full(T* __restrict__ base, long long at, int tx, int x,
+                                               const acc_t<T> (&v)[E]) {
+  if constexpr (VW > 0) {
+#pragma unroll
+    for (int j = 0; j < E / VW; ++j) {
+      acc_t<T> f[VW];
+#pragma unroll
+      for (int k = 0; k < VW; ++k) f[k] = v[j * VW + k];
+      st_vec<VW>(base, at + (j * tx + x) * VW, f);
+    }
+  } else {
+    T* p = base + at;
+#pragma unroll
+    for (int e = 0; e < E; ++e) p[e * tx + x] = st<T>(v[e]);
   }
 }
 
@@ -632,43 +673,95 @@ __device__ __forceinline__ A act_fwd(A v, int act, A ceiling, bool& pass) {
 // ------------------------------------------------------------------------------------------------
 // statistics partial
 // ------------------------------------------------------------------------------------------------
+// NCX statistics of one thread: a full step's E values go to kLanes interleaved sub-series in lock
+// step (value e to series e % kLanes; aclnn::welford_lanes_add), a partial step (a tile's end) to
+// `tail`; at the end the lanes are folded in a fixed tree and merged with the tail into `w`.
+// The lanes state lives in this function only and the partial steps never touch it: when it also
+// flowed through a second path (a branch per step, the caller's other vector width), g++ 12 gave up
+// the SIMD form of the whole loop on the host emulator. A partial step reads its elements in the
+// lane-consecutive scalar layout (VW = 0: thread x takes e*tx + x), which covers the step's elements
+// once across the tile row just as the vector layout does (a reduction does not care which thread
+// adds which element); with the vector layout's loads in both places g++ 12 again kept the loop scalar.
 template <typename T, int VW>
 __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long long N, long long C, long long S,
                                                long long c, acc_t<T> K, Welford<acc_t<T>, int>& w) {
-  constexpr int E = kEPT;
+  using A = acc_t<T>;
+  constexpr int E = kEPT, L = kLanes, R = E / L;
+  static_assert(L == 4, "the fold below merges four lanes");
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
   const long long Tc = N * g.segs;
   const long long stride = static_cast<long long>(gridDim.y) * ty;
   long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
   if (t >= Tc) return;
+  A mean[L], m2[L];
+  int n = 0;
+#pragma unroll
+  for (int k = 0; k < L; ++k) mean[k] = m2[k] = A(0);
+  Welford<A, int> tail{A(0), A(0), 0};
   TileWalk tile(t, stride, g.segs, 1);
   const int step = tx * E;
   for (; t < Tc; t += stride) {
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long off0 = (tile.plane * C + c) * S + s0;
-    for (int so = 0; so < len; so += step) {
-      acc_t<T> v[E];
+    int so = 0;
+    for (; so + step <= len; so += step) {  // full steps: every element is in the tile
+      A v[E];
+      ncx_load_full<T, VW, E>(x, off0 + so, tx, xi, v);
+      A r[R][L];
+#pragma unroll
+      for (int e = 0; e < E; ++e) r[e / L][e % L] = v[e] - K;
+      aclnn::welford_lanes_add(mean, m2, n, r);
+    }
+    if (so < len) {  // the tile's last, partial step, in the scalar layout (see below)
+      A v[E];
       bool ok[E];
-      ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
+      ncx_load<T, 0, E>(x, off0 + so, len - so, tx, xi, v, ok);
 #pragma unroll
       for (int e = 0; e < E; ++e) v[e] -= K;
-      aclnn::welford_add_chunk(w, v, ok);
+      aclnn::welford_add_chunk(tail, v, ok);
     }
     tile.advance();
   }
+  Welford<A, int> lw[L];
+  for (int k = 0; k < L; ++k) lw[k] = aclnn::welford_lanes_get(mean, m2, n, k);  // no pragma: nxc_stats_loop
+  w = aclnn::welford_merge(aclnn::welford_merge(lw[0], lw[1]), aclnn::welford_merge(lw[2], lw[3]));
+  w = aclnn::welford_merge(w, tail);
 }
 
+// NXC statistics of one thread's 4 channels over its rows, as 4 lanes (see ncx_stats_loop: the lanes
+// state is local, the one partial chunk at the end of the rows has its own).
 template <typename T, bool VEC>
 __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long long R, long long C, long long c0,
                                                const acc_t<T> (&K)[kCPT], Welford<acc_t<T>, int> (&w)[kCPT]) {
+  using A = acc_t<T>;
   const int cy = blockDim.y, y = threadIdx.y;
   const long long rpc = static_cast<long long>(cy) * kRPT;
   const long long cleft = C - c0;
   const ChunkRange cr = chunk_range(R, rpc);
-  for (long long ch = cr.begin; ch < cr.end; ++ch) {
-    acc_t<T> f[kRPT][kCPT];
+  A mean[kCPT], m2[kCPT];
+  int n = 0;
+#pragma unroll
+  for (int k = 0; k < kCPT; ++k) mean[k] = m2[k] = A(0);
+  const long long full_end = lmin(cr.end, R / rpc);  // chunks whose every row exists
+  long long ch = cr.begin;
+  for (; ch < full_end; ++ch) {
+    A f[kRPT][kCPT];
+#pragma unroll
+    for (int j = 0; j < kRPT; ++j) {
+      nxc_load<T, VEC>(x, (ch * rpc + j * cy + y) * C + c0, cleft, f[j]);
+#pragma unroll
+      for (int k = 0; k < kCPT; ++k) f[j][k] -= K[k];
+    }
+    aclnn::welford_lanes_add(mean, m2, n, f);
+  }
+  A tmean[kCPT], tm2[kCPT];
+  int tn = 0;
+#pragma unroll
+  for (int k = 0; k < kCPT; ++k) tmean[k] = tm2[k] = A(0);
+  if (ch < cr.end) {  // the last chunk of all rows: some rows past the end
+    A f[kRPT][kCPT];
     bool ok[kRPT];
 #pragma unroll
     for (int j = 0; j < kRPT; ++j) {
@@ -678,15 +771,18 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
         nxc_load<T, VEC>(x, r * C + c0, cleft, f[j]);
       } else {
 #pragma unroll
-        for (int k = 0; k < kCPT; ++k) f[j][k] = acc_t<T>(0);
+        for (int k = 0; k < kCPT; ++k) f[j][k] = A(0);
       }
-    }
-#pragma unroll
-    for (int j = 0; j < kRPT; ++j)
 #pragma unroll
       for (int k = 0; k < kCPT; ++k) f[j][k] -= K[k];
-    aclnn::welford_add_rows(w, f, ok);
+    }
+    aclnn::welford_add_rows(tmean, tm2, tn, f, ok);
   }
+  // (no `#pragma unroll` on the loops that read a lanes state out: on the host emulator, where it
+  // becomes `#pragma GCC unroll`, g++ then kept the state in memory and the hot loop scalar; nvcc
+  // unrolls a 4-trip loop anyway)
+  for (int k = 0; k < kCPT; ++k)
+    w[k] = aclnn::welford_merge(aclnn::welford_lanes_get(mean, m2, n, k), aclnn::welford_lanes_get(tmean, tm2, tn, k));
 }
 
 }  // namespace bnk
@@ -847,7 +943,33 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
   long long t = static_cast<long long>(blockIdx.x) * ty + threadIdx.y;
   TileWalk tile(t, stride, g.segs, C);
   const int step = tx * E;
-  // Block-uniform trip counts (warp collectives inside when writing the mask): every row of
+  if constexpr (!FUSED) {  // no mask, no collective: each row walks its own tiles
+    for (; t < Tall; t += stride) {
+      const long long s0 = tile.seg * g.seglen;
+      const int len = static_cast<int>(lmin(g.seglen, S - s0));
+      const A m = mean_f[tile.c], sc = scale_f[tile.c], sh = shift_f[tile.c];
+      const long long off0 = tile.plane * S + s0;
+      int so = 0;
+      for (; so + step <= len; so += step) {  // full steps (see ncx_belem_loop)
+        A v[E];
+        ncx_load_full<T, VW, E>(x, off0 + so, tx, xi, v);
+#pragma unroll
+        for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
+        ncx_store_full<T, VW, E>(y, off0 + so, tx, xi, v);
+      }
+      if (so < len) {  // the partial step, in the scalar layout
+        A v[E];
+        bool ok[E];
+        ncx_load<T, 0, E>(x, off0 + so, len - so, tx, xi, v, ok);
+#pragma unroll
+        for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
+        ncx_store<T, 0, E>(y, off0 + so, len - so, tx, xi, v);
+      }
+      tile.advance();
+    }
+    return;
+  }
+  // FUSED: block-uniform trip counts (warp collectives inside when writing the mask): every row of
   // a warp runs the same number of steps; rows without a tile run predicated off.
   for (long long tb = static_cast<long long>(blockIdx.x) * ty; tb < Tall; tb += stride, t += stride) {
     const bool valid = t < Tall;
@@ -887,10 +1009,6 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
         }
         if (valid) ncx_store<T, VW, E>(y, off0 + so, len - so, tx, xi, v);
         if (mask) ncx_write_bits<T, VW, E>(mask + tile.plane * W, s0 + so, len - so, valid, tx, xi, bit);
-      } else {
-#pragma unroll
-        for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
-        if (valid) ncx_store<T, VW, E>(y, off0 + so, len - so, tx, xi, v);
       }
     }
     tile.advance();
@@ -922,7 +1040,28 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   const ChunkRange cr = chunk_range(R, rpc);
-  for (long long ch = cr.begin; ch < cr.end; ++ch) {  // block-uniform
+  if constexpr (!FUSED) {  // no mask, no collective (see ncx_belem_loop for the full / partial split)
+    if (!cvalid) return;
+    auto run = [&](auto full, long long ch) {
+      constexpr bool FULL = decltype(full)::value;
+#pragma unroll
+      for (int j = 0; j < RP; ++j) {
+        const long long r = ch * rpc + j * cy + yi;
+        if (!FULL && r >= R) continue;
+        A f[kCPT];
+        nxc_load<T, VEC>(x, r * C + c0, cleft, f);
+#pragma unroll
+        for (int k = 0; k < kCPT; ++k) f[k] = (f[k] - m[k]) * sc[k] + sh[k];
+        nxc_store<T, VEC>(y, r * C + c0, cleft, f);
+      }
+    };
+    const long long full_end = lmin(cr.end, R / rpc);
+    long long ch = cr.begin;
+    for (; ch < full_end; ++ch) run(Flag<true>{}, ch);
+    if (ch < cr.end) run(Flag<false>{}, ch);
+    return;
+  }
+  for (long long ch = cr.begin; ch < cr.end; ++ch) {  // FUSED: block-uniform (mask collectives)
     A f[RP][kCPT];
     bool ok[RP];
 #pragma unroll
@@ -957,16 +1096,6 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
         }
         if (mask) nxc_write_bits(mask, r, W, c0, ok[j], nib, cx, xi);
       }
-    } else {
-#pragma unroll
-      for (int j = 0; j < RP; ++j) {
-        if (ok[j]) {
-          const long long r = ch * rpc + j * cy + yi;
-#pragma unroll
-          for (int k = 0; k < kCPT; ++k) f[j][k] = (f[j][k] - m[k]) * sc[k] + sh[k];
-          nxc_store<T, VEC>(y, r * C + c0, cleft, f[j]);
-        }
-      }
     }
   }
 }
@@ -998,13 +1127,57 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __rest
 // (3a) Backward reduce partials: sum(dy'), sum(dy' * (x - mean)), dy' = dy (masked by reserve bits).
 namespace bnk {
 
+// One NCX backward-reduce step of a thread: the per-lane sums of dy' and dy' * (x - m) over its E
+// elements (element e to lane e % kLanes). FULL: every element is in the tile (no select).
+template <typename T, int VW, bool MASKED, bool FULL>
+__device__ __forceinline__ void ncx_bred_step(const T* __restrict__ dy, const T* __restrict__ x,
+                                              const unsigned* __restrict__ mrow, long long at, long long sp,
+                                              int rem, int tx, int xi, acc_t<T> m, acc_t<T> (&ra)[kLanes],
+                                              acc_t<T> (&rb)[kLanes]) {
+  using A = acc_t<T>;
+  constexpr int E = kEPT / 2, L = kLanes, R = E / L;
+  A d[E], v[E];
+  bool ok[E];
+  constexpr int W = FULL ? VW : 0;  // a partial step in the scalar layout (see ncx_stats_loop)
+  if constexpr (FULL) {
+    ncx_load_full<T, VW, E>(dy, at, tx, xi, d);
+    ncx_load_full<T, VW, E>(x, at, tx, xi, v);
+  } else {
+    ncx_load<T, 0, E>(dy, at, rem, tx, xi, d, ok);
+    ncx_load<T, 0, E>(x, at, rem, tx, xi, v, ok);
+  }
+  if constexpr (MASKED) {
+    bool bit[E];
+    ncx_read_bits<T, W, E>(mrow, sp, rem, tx, xi, bit);
+#pragma unroll
+    for (int e = 0; e < E; ++e)
+      if (!bit[e]) d[e] = A(0);
+  }
+  A a[R][L], b[R][L];
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    if constexpr (FULL) {
+      a[e / L][e % L] = d[e];
+      b[e / L][e % L] = d[e] * (v[e] - m);
+    } else {
+      a[e / L][e % L] = ok[e] ? d[e] : A(0);
+      b[e / L][e % L] = ok[e] ? d[e] * (v[e] - m) : A(0);
+    }
+  }
+  aclnn::row_sums(a, ra);
+  aclnn::row_sums(b, rb);
+}
+
+// NCX backward-reduce partials of one thread: kLanes sums in lock step over the full steps (local to
+// this loop, as in ncx_stats_loop), the tiles' partial steps apart; all added at the end.
 template <typename T, int VW, bool MASKED>
 __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long N, long long C,
                                               long long S, long long c, acc_t<T> m, acc_t<T>& s1,
                                               acc_t<T>& s2) {
   using A = acc_t<T>;
-  constexpr int E = kEPT / 2;  // two input streams
+  constexpr int E = kEPT / 2, L = kLanes;  // two input streams
+  static_assert(L == 4, "the fold below adds four lanes");
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
   const long long W = (S + 31) / 32;
@@ -1012,6 +1185,9 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
   const long long stride = static_cast<long long>(gridDim.y) * ty;
   long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
   if (t >= Tc) return;
+  A l1[L], l2[L], t1[L], t2[L];
+#pragma unroll
+  for (int k = 0; k < L; ++k) l1[k] = l2[k] = t1[k] = t2[k] = A(0);
   TileWalk tile(t, stride, g.segs, 1);
   const int step = tx * E;
   for (; t < Tc; t += stride) {
@@ -1019,31 +1195,71 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
-    for (int so = 0; so < len; so += step) {
-      A d[E], v[E];
-      bool ok[E];
-      ncx_load<T, VW, E>(dy, off0 + so, len - so, tx, xi, d, ok);
-      ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
-      if constexpr (MASKED) {
-        bool bit[E];
-        ncx_read_bits<T, VW, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
+    const unsigned* mrow = MASKED ? mask + p * W : nullptr;
+    int so = 0;
+    for (; so + step <= len; so += step) {
+      A ra[L], rb[L];
+      ncx_bred_step<T, VW, MASKED, true>(dy, x, mrow, off0 + so, s0 + so, len - so, tx, xi, m, ra, rb);
 #pragma unroll
-        for (int e = 0; e < E; ++e)
-          if (!bit[e]) d[e] = A(0);
+      for (int k = 0; k < L; ++k) {
+        l1[k] += ra[k];
+        l2[k] += rb[k];
       }
-      A a[E], b[E];
+    }
+    if (so < len) {
+      A ra[L], rb[L];
+      ncx_bred_step<T, VW, MASKED, false>(dy, x, mrow, off0 + so, s0 + so, len - so, tx, xi, m, ra, rb);
 #pragma unroll
-      for (int e = 0; e < E; ++e) {
-        a[e] = ok[e] ? d[e] : A(0);
-        b[e] = ok[e] ? d[e] * (v[e] - m) : A(0);
+      for (int k = 0; k < L; ++k) {
+        t1[k] += ra[k];
+        t2[k] += rb[k];
       }
-      s1 += aclnn::chunk_sum(a);
-      s2 += aclnn::chunk_sum(b);
     }
     tile.advance();
   }
+  s1 += ((l1[0] + l1[1]) + (l1[2] + l1[3])) + ((t1[0] + t1[1]) + (t1[2] + t1[3]));
+  s2 += ((l2[0] + l2[1]) + (l2[2] + l2[3])) + ((t2[0] + t2[1]) + (t2[2] + t2[3]));
 }
 
+// One NXC backward-reduce chunk of a thread's 4 channels: per-channel sums of dy' and dy' * (x - m)
+// over its RP rows. FULL: every row exists (no select); else rows past the end count 0.
+template <typename T, bool VEC, bool MASKED, bool FULL>
+__device__ __forceinline__ void nxc_bred_chunk(const T* __restrict__ dy, const T* __restrict__ x,
+                                               const unsigned* __restrict__ mask, long long R, long long C,
+                                               long long c0, long long r0, int cy, const acc_t<T> (&m)[kCPT],
+                                               acc_t<T> (&a)[kCPT], acc_t<T> (&b)[kCPT]) {
+  using A = acc_t<T>;
+  constexpr int RP = kRPT / 2;  // two input streams
+  const long long cleft = C - c0;
+  const long long W = (C + 31) / 32;
+  A d[RP][kCPT], p[RP][kCPT];
+#pragma unroll
+  for (int j = 0; j < RP; ++j) {
+    const long long r = r0 + j * cy;
+    const bool ok = FULL || r < R;
+    A v[kCPT];
+    if (ok) {
+      nxc_load<T, VEC>(dy, r * C + c0, cleft, d[j]);
+      nxc_load<T, VEC>(x, r * C + c0, cleft, v);
+      if constexpr (MASKED) {
+        const unsigned nib = nxc_read_bits(mask, r, W, c0);
+#pragma unroll
+        for (int k = 0; k < kCPT; ++k)
+          if (!((nib >> k) & 1u)) d[j][k] = A(0);
+      }
+#pragma unroll
+      for (int k = 0; k < kCPT; ++k) p[j][k] = d[j][k] * (v[k] - m[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kCPT; ++k) d[j][k] = p[j][k] = A(0);
+    }
+  }
+  aclnn::row_sums(d, a);
+  aclnn::row_sums(p, b);
+}
+
+// NXC backward-reduce partials of one thread (lanes = its 4 channels; the full chunks' sums local to
+// this loop, the one partial chunk at the end of the rows apart, as in nxc_stats_loop).
 template <typename T, bool VEC, bool MASKED>
 __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long R, long long C,
@@ -1053,40 +1269,28 @@ __device__ __forceinline__ void nxc_bred_loop(const T* __restrict__ dy, const T*
   constexpr int RP = kRPT / 2;  // two input streams
   const int cy = blockDim.y, y = threadIdx.y;
   const long long rpc = static_cast<long long>(cy) * RP;
-  const long long cleft = C - c0;
-  const long long W = (C + 31) / 32;
   const ChunkRange cr = chunk_range(R, rpc);
-  for (long long ch = cr.begin; ch < cr.end; ++ch) {
-    A d[RP][kCPT], v[RP][kCPT];
-    bool ok[RP];
+  A l1[kCPT], l2[kCPT];
 #pragma unroll
-    for (int j = 0; j < RP; ++j) {
-      const long long r = ch * rpc + j * cy + y;
-      ok[j] = r < R;
-      if (ok[j]) {
-        nxc_load<T, VEC>(dy, r * C + c0, cleft, d[j]);
-        nxc_load<T, VEC>(x, r * C + c0, cleft, v[j]);
-        if constexpr (MASKED) {
-          const unsigned nib = nxc_read_bits(mask, r, W, c0);
-#pragma unroll
-          for (int k = 0; k < kCPT; ++k)
-            if (!((nib >> k) & 1u)) d[j][k] = A(0);
-        }
-      }
-    }
+  for (int k = 0; k < kCPT; ++k) l1[k] = l2[k] = A(0);
+  const long long full_end = lmin(cr.end, R / rpc);  // chunks whose every row exists
+  long long ch = cr.begin;
+  for (; ch < full_end; ++ch) {
+    A a[kCPT], b[kCPT];
+    nxc_bred_chunk<T, VEC, MASKED, true>(dy, x, mask, R, C, c0, ch * rpc + y, cy, m, a, b);
 #pragma unroll
     for (int k = 0; k < kCPT; ++k) {
-      A a = A(0), b = A(0);
-#pragma unroll
-      for (int j = 0; j < RP; ++j) {
-        if (ok[j]) {
-          a += d[j][k];
-          b += d[j][k] * (v[j][k] - m[k]);
-        }
-      }
-      s1[k] += a;
-      s2[k] += b;
+      l1[k] += a[k];
+      l2[k] += b[k];
     }
+  }
+  A a[kCPT], b[kCPT];
+#pragma unroll
+  for (int k = 0; k < kCPT; ++k) a[k] = b[k] = A(0);
+  if (ch < cr.end) nxc_bred_chunk<T, VEC, MASKED, false>(dy, x, mask, R, C, c0, ch * rpc + y, cy, m, a, b);
+  for (int k = 0; k < kCPT; ++k) {  // no pragma: see nxc_stats_loop
+    s1[k] += l1[k] + a[k];
+    s2[k] += l2[k] + b[k];
   }
 }
 
@@ -1237,31 +1441,47 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
       k = k_f[tile.c];
     }
     const long long off0 = tile.plane * S + s0;
-    for (int so = 0; so < len; so += step) {
+    const unsigned* mrow = (MODE == 2 && mask) ? mask + tile.plane * W : nullptr;
+    // one step: FULL = every element in the tile (unconditional vector loads / stores, which the
+    // host emulator's g++ keeps in SIMD registers); the tile's last, partial step runs in the
+    // lane-consecutive scalar layout (VW = 0), which covers the same elements once across the row
+    auto run = [&](auto full, int so) {
+      constexpr bool FULL = decltype(full)::value;
+      constexpr int LW = FULL ? VW : 0;
+      const int rem = len - so;
       A d[E];
       bool ok[E];
-      ncx_load<T, VW, E>(dy, off0 + so, len - so, tx, xi, d, ok);
+      if constexpr (FULL) ncx_load_full<T, LW, E>(dy, off0 + so, tx, xi, d);
+      else ncx_load<T, LW, E>(dy, off0 + so, rem, tx, xi, d, ok);
       if constexpr (MODE == 0) {
 #pragma unroll
         for (int e = 0; e < E; ++e) d[e] *= gg;
       } else {
         A v[E];
-        ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
+        if constexpr (FULL) ncx_load_full<T, LW, E>(x, off0 + so, tx, xi, v);
+        else ncx_load<T, LW, E>(x, off0 + so, rem, tx, xi, v, ok);
         if constexpr (MODE == 2) {
-          if (mask) {
+          if (mrow) {
             bool bit[E];
-            ncx_read_bits<T, VW, E>(mask + tile.plane * W, s0 + so, len - so, tx, xi, bit);
+            ncx_read_bits<T, LW, E>(mrow, s0 + so, rem, tx, xi, bit);
 #pragma unroll
             for (int e = 0; e < E; ++e)
               if (!bit[e]) d[e] = A(0);
           }
-          if (dz) ncx_store<T, VW, E>(dz, off0 + so, len - so, tx, xi, d);
+          if (dz) {
+            if constexpr (FULL) ncx_store_full<T, LW, E>(dz, off0 + so, tx, xi, d);
+            else ncx_store<T, LW, E>(dz, off0 + so, rem, tx, xi, d);
+          }
         }
 #pragma unroll
         for (int e = 0; e < E; ++e) d[e] = (d[e] - a - (v[e] - m) * k) * gg;
       }
-      ncx_store<T, VW, E>(dx, off0 + so, len - so, tx, xi, d);
-    }
+      if constexpr (FULL) ncx_store_full<T, LW, E>(dx, off0 + so, tx, xi, d);
+      else ncx_store<T, LW, E>(dx, off0 + so, rem, tx, xi, d);
+    };
+    int so = 0;
+    for (; so + step <= len; so += step) run(Flag<true>{}, so);
+    if (so < len) run(Flag<false>{}, so);
     tile.advance();
   }
 }
@@ -1292,41 +1512,39 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   const ChunkRange cr = chunk_range(R, rpc);
-  for (long long ch = cr.begin; ch < cr.end; ++ch) {
-    A d[RP][kCPT], v[RP][kCPT];
-    bool ok[RP];
+  // one chunk of RP rows; FULL = every row exists (unconditional loads / stores: see ncx_belem_loop)
+  auto run = [&](auto full, long long ch) {
+    constexpr bool FULL = decltype(full)::value;
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
       const long long r = ch * rpc + j * cy + yi;
-      ok[j] = r < R;
-      if (ok[j]) {
-        nxc_load<T, VEC>(dy, r * C + c0, cleft, d[j]);
-        if constexpr (MODE != 0) nxc_load<T, VEC>(x, r * C + c0, cleft, v[j]);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < RP; ++j) {
-      if (!ok[j]) continue;
-      const long long r = ch * rpc + j * cy + yi;
+      if (!FULL && r >= R) continue;
+      A d[kCPT], v[kCPT];
+      nxc_load<T, VEC>(dy, r * C + c0, cleft, d);
       if constexpr (MODE == 0) {
 #pragma unroll
-        for (int q = 0; q < kCPT; ++q) d[j][q] *= gg[q];
+        for (int q = 0; q < kCPT; ++q) d[q] *= gg[q];
       } else {
+        nxc_load<T, VEC>(x, r * C + c0, cleft, v);
         if constexpr (MODE == 2) {
           if (mask) {
             const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
             for (int q = 0; q < kCPT; ++q)
-              if (!((nib >> q) & 1u)) d[j][q] = A(0);
+              if (!((nib >> q) & 1u)) d[q] = A(0);
           }
-          if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d[j]);
+          if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d);
         }
 #pragma unroll
-        for (int q = 0; q < kCPT; ++q) d[j][q] = (d[j][q] - a[q] - (v[j][q] - m[q]) * k[q]) * gg[q];
+        for (int q = 0; q < kCPT; ++q) d[q] = (d[q] - a[q] - (v[q] - m[q]) * k[q]) * gg[q];
       }
-      nxc_store<T, VEC>(dx, r * C + c0, cleft, d[j]);
+      nxc_store<T, VEC>(dx, r * C + c0, cleft, d);
     }
-  }
+  };
+  const long long full_end = lmin(cr.end, R / rpc);  // chunks whose every row exists
+  long long ch = cr.begin;
+  for (; ch < full_end; ++ch) run(Flag<true>{}, ch);
+  if (ch < cr.end) run(Flag<false>{}, ch);
 }
 
 }  // namespace bnk

@@ -132,18 +132,99 @@ __device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&
   w = welford_merge(w, c);
 }
 
-// Fold R rows of G series (v[j][k]: row j of series k; row j valid where ok[j]) into w[0..G): the
-// series see the same rows, so they share one count and one merge factor: one division per chunk
-// for all G instead of G (NHWC statistics partials 3.4 -> 1.4-1.7 ms on 8x64x56x56, host emulator).
-// w[k].n must be equal for every k. Same formulas as welford_merge.
+// ------------------------------------------------------------------------------------------------
+// G series in lock step ("lanes")
+// ------------------------------------------------------------------------------------------------
+// A thread that reduces G series at once (NHWC: its 4 channels; NCHW: 4 interleaved sub-series of one
+// channel, folded at the end) keeps them as plain arrays (mean[G], m2[G], one count n; sums s[G]) and
+// updates them with loops over the series that have no branch. On a GPU these are G independent
+// chains; the host emulator's g++ keeps the G series in one SIMD register. (An array of Welford
+// structs, a per-series `if`, or a `x < 0 ? 0 : x` per series made g++ 12 emit one scalar chain per
+// series: NHWC statistics partials 2.2 -> see batch_norm.cu.)
+
+// s[k] = sum over the R rows of v[j][k], in a fixed tree ((0+1)+(2+3) for R = 4).
 template <int R, int G, typename F>
-__device__ __forceinline__ void welford_add_rows(Welford<F, int> (&w)[G], const F (&v)[R][G], const bool (&ok)[R]) {
+__device__ __forceinline__ void row_sums(const F (&v)[R][G], F (&s)[G]) {
+  if constexpr (R == 4) {
+#pragma unroll
+    for (int k = 0; k < G; ++k) s[k] = (v[0][k] + v[1][k]) + (v[2][k] + v[3][k]);
+  } else if constexpr (R == 2) {
+#pragma unroll
+    for (int k = 0; k < G; ++k) s[k] = v[0][k] + v[1][k];
+  } else {
+#pragma unroll
+    for (int k = 0; k < G; ++k) s[k] = v[0][k];
+#pragma unroll
+    for (int j = 1; j < R; ++j)
+#pragma unroll
+      for (int k = 0; k < G; ++k) s[k] += v[j][k];
+  }
+}
+
+// Fold R rows of G series (every row valid) into (mean, m2, n): per series the chunk's two-pass
+// moments with the compensated correction (chunk_moments), then Chan's merge with the shared count.
+// The chunk's m2 may come out below zero by a rounding (sum d^2 - (sum d)^2/R): it is not clamped here
+// (a per-series select); the caller clamps the thread's final m2 once (welford_lanes_get).
+// n == 0 before: fb = 1 and n_a = 0, so mean = the chunk's mean and m2 = its m2 (welford_merge's b).
+template <int R, int G, typename F>
+__device__ __forceinline__ void welford_lanes_add(F (&mean)[G], F (&m2)[G], int& n, const F (&v)[R][G]) {
+  const F inv = F(1) / static_cast<F>(R);
+  const int nn = n + R;
+  const F fb = static_cast<F>(R) / static_cast<F>(nn);
+  const F nafb = static_cast<F>(n) * fb;
+  F s[G], cm[G], e[G], q[G], d[R][G], dd[R][G];
+  row_sums(v, s);
+#pragma unroll
+  for (int k = 0; k < G; ++k) cm[k] = s[k] * inv;
+#pragma unroll
+  for (int j = 0; j < R; ++j)
+#pragma unroll
+    for (int k = 0; k < G; ++k) d[j][k] = v[j][k] - cm[k];
+#pragma unroll
+  for (int j = 0; j < R; ++j)
+#pragma unroll
+    for (int k = 0; k < G; ++k) dd[j][k] = d[j][k] * d[j][k];
+  row_sums(d, e);
+  row_sums(dd, q);
+#pragma unroll
+  for (int k = 0; k < G; ++k) {
+    const F cmean = cm[k] + e[k] * inv;
+    const F cm2 = q[k] - e[k] * e[k] * inv;
+    const F delta = cmean - mean[k];
+    mean[k] = mean[k] + delta * fb;
+    m2[k] = m2[k] + cm2 + delta * delta * nafb;
+  }
+  n = nn;
+}
+
+// Series k of a lanes state as one Welford, its m2 clamped at zero (see welford_lanes_add).
+template <int G, typename F>
+__device__ __forceinline__ Welford<F, int> welford_lanes_get(const F (&mean)[G], const F (&m2)[G], int n, int k) {
+  Welford<F, int> w;
+  w.mean = mean[k];
+  w.m2 = m2[k] < F(0) ? F(0) : m2[k];
+  w.n = n;
+  return w;
+}
+
+// Fold R rows of G series (v[j][k]: row j of series k; row j valid where ok[j]) into a lanes state
+// (mean[G], m2[G], n; see welford_lanes_add): the series see the same rows, so they share one count and
+// one merge factor (one division per chunk for all G; NHWC statistics partials 3.4 -> 1.4-1.7 ms on
+// 8x64x56x56, host emulator). All rows valid (the common case): welford_lanes_add; else the valid rows
+// per series (chunk_moments), same formulas as welford_merge.
+template <int R, int G, typename F>
+__device__ __forceinline__ void welford_add_rows(F (&mean)[G], F (&m2)[G], int& n, const F (&v)[R][G],
+                                                 const bool (&ok)[R]) {
   const int cnt = count_true(ok);
+  if (cnt == R) {
+    welford_lanes_add(mean, m2, n, v);
+    return;
+  }
   if (cnt == 0) return;
-  const F inv = chunk_inv<R, F>(cnt);
-  const int n = w[0].n + cnt;
-  const F fb = static_cast<F>(cnt) / static_cast<F>(n);
-  const F na = static_cast<F>(w[0].n);
+  const F inv = F(1) / static_cast<F>(cnt);
+  const int nn = n + cnt;
+  const F fb = static_cast<F>(cnt) / static_cast<F>(nn);
+  const F na = static_cast<F>(n);
 #pragma unroll
   for (int k = 0; k < G; ++k) {
     F col[R];
@@ -151,12 +232,11 @@ __device__ __forceinline__ void welford_add_rows(Welford<F, int> (&w)[G], const 
     for (int j = 0; j < R; ++j) col[j] = v[j][k];
     F cmean, cm2;
     chunk_moments(col, ok, inv, cmean, cm2);
-    // n_a == 0: fb == 1 and na == 0, so mean = cmean and m2 = cm2 exactly (welford_merge's b)
-    const F delta = cmean - w[k].mean;
-    w[k].mean = w[k].mean + delta * fb;
-    w[k].m2 = w[k].m2 + cm2 + delta * delta * na * fb;
-    w[k].n = n;
+    const F delta = cmean - mean[k];
+    mean[k] = mean[k] + delta * fb;
+    m2[k] = m2[k] + cm2 + delta * delta * na * fb;
   }
+  n = nn;
 }
 
 // All 32 lanes must call. Lane 0 receives the merge of all lanes, in the fixed tree order
