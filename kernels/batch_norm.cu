@@ -281,7 +281,6 @@ __device__ __forceinline__ bool all_aligned(unsigned long long bytes, const void
 }
 
 template <int W> struct VecWidth { static constexpr int value = W; };
-template <bool B> struct Flag { static constexpr bool value = B; };
 
 // Runs body(VecWidth<VW>{}) with the NCX vector width (elements per vector access) for planes of S
 // elements at these pointers (nullptr: unused): 16-byte vectors when S and every pointer allow
@@ -714,14 +713,11 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
       for (int e = 0; e < E; ++e) r[e / L][e % L] = v[e] - K;
       aclnn::welford_lanes_add(mean, m2, n, r);
     }
-    if (so < len) {  // the tile's last, partial step, in the scalar layout (see below)
-      A v[E];
-      bool ok[E];
-      ncx_load<T, 0, E>(x, off0 + so, len - so, tx, xi, v, ok);
-#pragma unroll
-      for (int e = 0; e < E; ++e) v[e] -= K;
-      aclnn::welford_add_chunk(tail, v, ok);
-    }
+    // the tile's last, partial step, in the scalar layout (see below), one element at a time: a
+    // 14x14 plane has 3 full steps and a 4-element tail, where a whole masked chunk per thread cost
+    // as much as the full steps
+    const T* p = x + off0 + so;
+    for (int e = 0; so < len && e * tx + xi < len - so; ++e) aclnn::welford_add_one(tail, ld(p[e * tx + xi]) - K);
     tile.advance();
   }
   Welford<A, int> lw[L];
@@ -994,22 +990,20 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
           ok[e] = false;
         }
       }
-      if constexpr (FUSED) {
-        A zv[E];
-        bool zok[E];
-        if (z && valid) ncx_load<T, VW, E>(z, off0 + so, len - so, tx, xi, zv, zok);
-        bool bit[E];
+      A zv[E];
+      bool zok[E];
+      if (z && valid) ncx_load<T, VW, E>(z, off0 + so, len - so, tx, xi, zv, zok);
+      bool bit[E];
 #pragma unroll
-        for (int e = 0; e < E; ++e) {
-          A r = (v[e] - m) * sc + sh;
-          if (z && valid) r += zv[e];
-          bool pass;
-          v[e] = act_fwd(r, act, ceiling, pass);
-          bit[e] = ok[e] && pass;
-        }
-        if (valid) ncx_store<T, VW, E>(y, off0 + so, len - so, tx, xi, v);
-        if (mask) ncx_write_bits<T, VW, E>(mask + tile.plane * W, s0 + so, len - so, valid, tx, xi, bit);
+      for (int e = 0; e < E; ++e) {
+        A r = (v[e] - m) * sc + sh;
+        if (z && valid) r += zv[e];
+        bool pass;
+        v[e] = act_fwd(r, act, ceiling, pass);
+        bit[e] = ok[e] && pass;
       }
+      if (valid) ncx_store<T, VW, E>(y, off0 + so, len - so, tx, xi, v);
+      if (mask) ncx_write_bits<T, VW, E>(mask + tile.plane * W, s0 + so, len - so, valid, tx, xi, bit);
     }
     tile.advance();
   }
@@ -1040,28 +1034,7 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   const ChunkRange cr = chunk_range(R, rpc);
-  if constexpr (!FUSED) {  // no mask, no collective (see ncx_belem_loop for the full / partial split)
-    if (!cvalid) return;
-    auto run = [&](auto full, long long ch) {
-      constexpr bool FULL = decltype(full)::value;
-#pragma unroll
-      for (int j = 0; j < RP; ++j) {
-        const long long r = ch * rpc + j * cy + yi;
-        if (!FULL && r >= R) continue;
-        A f[kCPT];
-        nxc_load<T, VEC>(x, r * C + c0, cleft, f);
-#pragma unroll
-        for (int k = 0; k < kCPT; ++k) f[k] = (f[k] - m[k]) * sc[k] + sh[k];
-        nxc_store<T, VEC>(y, r * C + c0, cleft, f);
-      }
-    };
-    const long long full_end = lmin(cr.end, R / rpc);
-    long long ch = cr.begin;
-    for (; ch < full_end; ++ch) run(Flag<true>{}, ch);
-    if (ch < cr.end) run(Flag<false>{}, ch);
-    return;
-  }
-  for (long long ch = cr.begin; ch < cr.end; ++ch) {  // FUSED: block-uniform (mask collectives)
+  for (long long ch = cr.begin; ch < cr.end; ++ch) {  // block-uniform
     A f[RP][kCPT];
     bool ok[RP];
 #pragma unroll
@@ -1096,6 +1069,16 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
         }
         if (mask) nxc_write_bits(mask, r, W, c0, ok[j], nib, cx, xi);
       }
+    } else {
+#pragma unroll
+      for (int j = 0; j < RP; ++j) {
+        if (ok[j]) {
+          const long long r = ch * rpc + j * cy + yi;
+#pragma unroll
+          for (int k = 0; k < kCPT; ++k) f[j][k] = (f[j][k] - m[k]) * sc[k] + sh[k];
+          nxc_store<T, VEC>(y, r * C + c0, cleft, f[j]);
+        }
+      }
     }
   }
 }
@@ -1127,9 +1110,9 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __rest
 // (3a) Backward reduce partials: sum(dy'), sum(dy' * (x - mean)), dy' = dy (masked by reserve bits).
 namespace bnk {
 
-// One NCX backward-reduce step of a thread: the per-lane sums of dy' and dy' * (x - m) over its E
-// elements (element e to lane e % kLanes). FULL: every element is in the tile (no select).
-template <typename T, int VW, bool MASKED, bool FULL>
+// One full NCX backward-reduce step of a thread (every element in the tile): the per-lane sums of
+// dy' and dy' * (x - m) over its E elements (element e to lane e % kLanes).
+template <typename T, int VW, bool MASKED>
 __device__ __forceinline__ void ncx_bred_step(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mrow, long long at, long long sp,
                                               int rem, int tx, int xi, acc_t<T> m, acc_t<T> (&ra)[kLanes],
@@ -1137,18 +1120,11 @@ __device__ __forceinline__ void ncx_bred_step(const T* __restrict__ dy, const T*
   using A = acc_t<T>;
   constexpr int E = kEPT / 2, L = kLanes, R = E / L;
   A d[E], v[E];
-  bool ok[E];
-  constexpr int W = FULL ? VW : 0;  // a partial step in the scalar layout (see ncx_stats_loop)
-  if constexpr (FULL) {
-    ncx_load_full<T, VW, E>(dy, at, tx, xi, d);
-    ncx_load_full<T, VW, E>(x, at, tx, xi, v);
-  } else {
-    ncx_load<T, 0, E>(dy, at, rem, tx, xi, d, ok);
-    ncx_load<T, 0, E>(x, at, rem, tx, xi, v, ok);
-  }
+  ncx_load_full<T, VW, E>(dy, at, tx, xi, d);
+  ncx_load_full<T, VW, E>(x, at, tx, xi, v);
   if constexpr (MASKED) {
     bool bit[E];
-    ncx_read_bits<T, W, E>(mrow, sp, rem, tx, xi, bit);
+    ncx_read_bits<T, VW, E>(mrow, sp, rem, tx, xi, bit);
 #pragma unroll
     for (int e = 0; e < E; ++e)
       if (!bit[e]) d[e] = A(0);
@@ -1156,13 +1132,8 @@ __device__ __forceinline__ void ncx_bred_step(const T* __restrict__ dy, const T*
   A a[R][L], b[R][L];
 #pragma unroll
   for (int e = 0; e < E; ++e) {
-    if constexpr (FULL) {
-      a[e / L][e % L] = d[e];
-      b[e / L][e % L] = d[e] * (v[e] - m);
-    } else {
-      a[e / L][e % L] = ok[e] ? d[e] : A(0);
-      b[e / L][e % L] = ok[e] ? d[e] * (v[e] - m) : A(0);
-    }
+    a[e / L][e % L] = d[e];
+    b[e / L][e % L] = d[e] * (v[e] - m);
   }
   aclnn::row_sums(a, ra);
   aclnn::row_sums(b, rb);
@@ -1185,40 +1156,50 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
   const long long stride = static_cast<long long>(gridDim.y) * ty;
   long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
   if (t >= Tc) return;
-  A l1[L], l2[L], t1[L], t2[L];
+  A l1[L], l2[L], t1 = A(0), t2 = A(0);
 #pragma unroll
-  for (int k = 0; k < L; ++k) l1[k] = l2[k] = t1[k] = t2[k] = A(0);
-  TileWalk tile(t, stride, g.segs, 1);
+  for (int k = 0; k < L; ++k) l1[k] = l2[k] = A(0);
   const int step = tx * E;
-  for (; t < Tc; t += stride) {
+  const long long t0 = t;
+  // pass 1: the full steps of every tile of this thread row; pass 2: the tiles' partial steps, one
+  // element at a time in the scalar layout (see ncx_stats_loop). With the partial step inside the
+  // tile loop g++ 12 kept the lanes scalar, even with sums of their own.
+  TileWalk tile(t0, stride, g.segs, 1);
+  for (t = t0; t < Tc; t += stride) {
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
     const unsigned* mrow = MASKED ? mask + p * W : nullptr;
-    int so = 0;
-    for (; so + step <= len; so += step) {
+    for (int so = 0; so + step <= len; so += step) {
       A ra[L], rb[L];
-      ncx_bred_step<T, VW, MASKED, true>(dy, x, mrow, off0 + so, s0 + so, len - so, tx, xi, m, ra, rb);
-#pragma unroll
-      for (int k = 0; k < L; ++k) {
+      ncx_bred_step<T, VW, MASKED>(dy, x, mrow, off0 + so, s0 + so, len - so, tx, xi, m, ra, rb);
+      for (int k = 0; k < L; ++k) {  // no pragma: see nxc_stats_loop
         l1[k] += ra[k];
         l2[k] += rb[k];
       }
     }
-    if (so < len) {
-      A ra[L], rb[L];
-      ncx_bred_step<T, VW, MASKED, false>(dy, x, mrow, off0 + so, s0 + so, len - so, tx, xi, m, ra, rb);
-#pragma unroll
-      for (int k = 0; k < L; ++k) {
-        t1[k] += ra[k];
-        t2[k] += rb[k];
-      }
-    }
     tile.advance();
   }
-  s1 += ((l1[0] + l1[1]) + (l1[2] + l1[3])) + ((t1[0] + t1[1]) + (t1[2] + t1[3]));
-  s2 += ((l2[0] + l2[1]) + (l2[2] + l2[3])) + ((t2[0] + t2[1]) + (t2[2] + t2[3]));
+  TileWalk tail(t0, stride, g.segs, 1);
+  for (t = t0; t < Tc; t += stride) {
+    const long long s0 = tail.seg * g.seglen;
+    const int len = static_cast<int>(lmin(g.seglen, S - s0));
+    const int so = len - len % step;
+    const long long p = tail.plane * C + c;
+    const long long off0 = p * S + s0;
+    const unsigned* mrow = MASKED ? mask + p * W : nullptr;
+    for (int e = 0; so < len && e * tx + xi < len - so; ++e) {
+      const int at = so + e * tx + xi;
+      A d = ld(dy[off0 + at]);
+      if (MASKED && !((mrow[(s0 + at) >> 5] >> ((s0 + at) & 31)) & 1u)) d = A(0);
+      t1 += d;
+      t2 += d * (ld(x[off0 + at]) - m);
+    }
+    tail.advance();
+  }
+  s1 += ((l1[0] + l1[1]) + (l1[2] + l1[3])) + t1;
+  s2 += ((l2[0] + l2[1]) + (l2[2] + l2[3])) + t2;
 }
 
 // One NXC backward-reduce chunk of a thread's 4 channels: per-channel sums of dy' and dy' * (x - m)
@@ -1412,6 +1393,49 @@ __global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restric
 // masked by the reserve bits (mask may be null: no activation), dz = dy' (dz may be null).
 namespace bnk {
 
+// One NCX backward-elementwise step. FULL: every element of the step is in the tile (unconditional
+// vector loads / stores, which the host emulator's g++ keeps in SIMD registers); else the tile's last,
+// partial step, in the lane-consecutive scalar layout (VW = 0), which covers the same elements once
+// across the thread row.
+template <typename T, int VW, int MODE, bool FULL>
+__device__ __forceinline__ void ncx_belem_step(const T* __restrict__ dy, const T* __restrict__ x,
+                                               const unsigned* __restrict__ mrow, T* __restrict__ dx,
+                                               T* __restrict__ dz, long long at, long long sp, int rem, int tx,
+                                               int xi, acc_t<T> m, acc_t<T> a, acc_t<T> k, acc_t<T> gg) {
+  using A = acc_t<T>;
+  constexpr int E = MODE == 0 ? kEPT : kEPT / 2;  // two input streams in training
+  constexpr int LW = FULL ? VW : 0;
+  A d[E];
+  bool ok[E];
+  if constexpr (FULL) ncx_load_full<T, LW, E>(dy, at, tx, xi, d);
+  else ncx_load<T, LW, E>(dy, at, rem, tx, xi, d, ok);
+  if constexpr (MODE == 0) {
+#pragma unroll
+    for (int e = 0; e < E; ++e) d[e] *= gg;
+  } else {
+    A v[E];
+    if constexpr (FULL) ncx_load_full<T, LW, E>(x, at, tx, xi, v);
+    else ncx_load<T, LW, E>(x, at, rem, tx, xi, v, ok);
+    if constexpr (MODE == 2) {
+      if (mrow) {
+        bool bit[E];
+        ncx_read_bits<T, LW, E>(mrow, sp, rem, tx, xi, bit);
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+          if (!bit[e]) d[e] = A(0);
+      }
+      if (dz) {
+        if constexpr (FULL) ncx_store_full<T, LW, E>(dz, at, tx, xi, d);
+        else ncx_store<T, LW, E>(dz, at, rem, tx, xi, d);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < E; ++e) d[e] = (d[e] - a - (v[e] - m) * k) * gg;
+  }
+  if constexpr (FULL) ncx_store_full<T, LW, E>(dx, at, tx, xi, d);
+  else ncx_store<T, LW, E>(dx, at, rem, tx, xi, d);
+}
+
 template <typename T, int VW, int MODE>
 __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                                const unsigned* __restrict__ mask,
@@ -1442,46 +1466,11 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
     }
     const long long off0 = tile.plane * S + s0;
     const unsigned* mrow = (MODE == 2 && mask) ? mask + tile.plane * W : nullptr;
-    // one step: FULL = every element in the tile (unconditional vector loads / stores, which the
-    // host emulator's g++ keeps in SIMD registers); the tile's last, partial step runs in the
-    // lane-consecutive scalar layout (VW = 0), which covers the same elements once across the row
-    auto run = [&](auto full, int so) {
-      constexpr bool FULL = decltype(full)::value;
-      constexpr int LW = FULL ? VW : 0;
-      const int rem = len - so;
-      A d[E];
-      bool ok[E];
-      if constexpr (FULL) ncx_load_full<T, LW, E>(dy, off0 + so, tx, xi, d);
-      else ncx_load<T, LW, E>(dy, off0 + so, rem, tx, xi, d, ok);
-      if constexpr (MODE == 0) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) d[e] *= gg;
-      } else {
-        A v[E];
-        if constexpr (FULL) ncx_load_full<T, LW, E>(x, off0 + so, tx, xi, v);
-        else ncx_load<T, LW, E>(x, off0 + so, rem, tx, xi, v, ok);
-        if constexpr (MODE == 2) {
-          if (mrow) {
-            bool bit[E];
-            ncx_read_bits<T, LW, E>(mrow, s0 + so, rem, tx, xi, bit);
-#pragma unroll
-            for (int e = 0; e < E; ++e)
-              if (!bit[e]) d[e] = A(0);
-          }
-          if (dz) {
-            if constexpr (FULL) ncx_store_full<T, LW, E>(dz, off0 + so, tx, xi, d);
-            else ncx_store<T, LW, E>(dz, off0 + so, rem, tx, xi, d);
-          }
-        }
-#pragma unroll
-        for (int e = 0; e < E; ++e) d[e] = (d[e] - a - (v[e] - m) * k) * gg;
-      }
-      if constexpr (FULL) ncx_store_full<T, LW, E>(dx, off0 + so, tx, xi, d);
-      else ncx_store<T, LW, E>(dx, off0 + so, rem, tx, xi, d);
-    };
     int so = 0;
-    for (; so + step <= len; so += step) run(Flag<true>{}, so);
-    if (so < len) run(Flag<false>{}, so);
+    for (; so + step <= len; so += step)
+      ncx_belem_step<T, VW, MODE, true>(dy, x, mrow, dx, dz, off0 + so, s0 + so, len - so, tx, xi, m, a, k, gg);
+    if (so < len)
+      ncx_belem_step<T, VW, MODE, false>(dy, x, mrow, dx, dz, off0 + so, s0 + so, len - so, tx, xi, m, a, k, gg);
     tile.advance();
   }
 }
@@ -1512,39 +1501,41 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
   const long long W = (C + 31) / 32;
   const long long rpc = static_cast<long long>(cy) * RP;
   const ChunkRange cr = chunk_range(R, rpc);
-  // one chunk of RP rows; FULL = every row exists (unconditional loads / stores: see ncx_belem_loop)
-  auto run = [&](auto full, long long ch) {
-    constexpr bool FULL = decltype(full)::value;
+  for (long long ch = cr.begin; ch < cr.end; ++ch) {
+    A d[RP][kCPT], v[RP][kCPT];
+    bool ok[RP];
 #pragma unroll
     for (int j = 0; j < RP; ++j) {
       const long long r = ch * rpc + j * cy + yi;
-      if (!FULL && r >= R) continue;
-      A d[kCPT], v[kCPT];
-      nxc_load<T, VEC>(dy, r * C + c0, cleft, d);
+      ok[j] = r < R;
+      if (ok[j]) {
+        nxc_load<T, VEC>(dy, r * C + c0, cleft, d[j]);
+        if constexpr (MODE != 0) nxc_load<T, VEC>(x, r * C + c0, cleft, v[j]);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < RP; ++j) {
+      if (!ok[j]) continue;
+      const long long r = ch * rpc + j * cy + yi;
       if constexpr (MODE == 0) {
 #pragma unroll
-        for (int q = 0; q < kCPT; ++q) d[q] *= gg[q];
+        for (int q = 0; q < kCPT; ++q) d[j][q] *= gg[q];
       } else {
-        nxc_load<T, VEC>(x, r * C + c0, cleft, v);
         if constexpr (MODE == 2) {
           if (mask) {
             const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
             for (int q = 0; q < kCPT; ++q)
-              if (!((nib >> q) & 1u)) d[q] = A(0);
+              if (!((nib >> q) & 1u)) d[j][q] = A(0);
           }
-          if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d);
+          if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d[j]);
         }
 #pragma unroll
-        for (int q = 0; q < kCPT; ++q) d[q] = (d[q] - a[q] - (v[q] - m[q]) * k[q]) * gg[q];
+        for (int q = 0; q < kCPT; ++q) d[j][q] = (d[j][q] - a[q] - (v[j][q] - m[q]) * k[q]) * gg[q];
       }
-      nxc_store<T, VEC>(dx, r * C + c0, cleft, d);
+      nxc_store<T, VEC>(dx, r * C + c0, cleft, d[j]);
     }
-  };
-  const long long full_end = lmin(cr.end, R / rpc);  // chunks whose every row exists
-  long long ch = cr.begin;
-  for (; ch < full_end; ++ch) run(Flag<true>{}, ch);
-  if (ch < cr.end) run(Flag<false>{}, ch);
+  }
 }
 
 }  // namespace bnk

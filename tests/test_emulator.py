@@ -487,6 +487,23 @@ def test_float_to_bf16_rounding(conv):
     np.testing.assert_array_equal(bc, b)
 
 
+@pytest.mark.skipif(ml_dtypes is None, reason="ml_dtypes not installed")
+def test_bf16_pair_conversion_matches_the_scalar_one(conv):
+    """__floats2bfloat162_rn (branch-free in both lanes on the emulator) gives the scalar conversion's
+    bits in each lane, NaN on either side (CUDA's canonical 0x7FFF)."""
+    x = float_samples(ml_dtypes.bfloat16)
+    n = x.size
+    w = np.zeros(n, np.uint32)
+    conv.get_function("float_to_bf162_bits").launch((128, 1, 1), (256, 1, 1), [ptr(x), ptr(w), i32(n)])
+    for lane, px in ((w & 0xFFFF, x), (w >> 16, x[::-1])):
+        with np.errstate(invalid="ignore", over="ignore"):
+            ref = px.astype(ml_dtypes.bfloat16).view(np.uint16)
+        xn = np.isnan(px)
+        assert xn.any() and not xn.all()
+        np.testing.assert_array_equal(lane[~xn], ref[~xn])
+        assert np.all(lane[xn] == 0x7FFF)
+
+
 def test_double_to_half_and_bf16_single_rounding(conv):
     rng = np.random.default_rng(11)
     hgrid = np.unique(np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float64))

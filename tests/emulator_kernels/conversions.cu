@@ -29,6 +29,14 @@ extern "C" __global__ void float_to_bf16_bits(const float* x, unsigned short* b,
     }
 }
 
+// __floats2bfloat162_rn: lane x = x[i], lane y = x[n-1-i], as one 32-bit word (low half = lane x).
+extern "C" __global__ void float_to_bf162_bits(const float* x, unsigned* w, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const __nv_bfloat162 p = __floats2bfloat162_rn(x[i], x[n - 1 - i]);
+        w[i] = static_cast<unsigned>(__bfloat16_as_ushort(p.x)) | (static_cast<unsigned>(__bfloat16_as_ushort(p.y)) << 16);
+    }
+}
+
 extern "C" __global__ void double_to_lowp_bits(const double* x, unsigned short* h, unsigned short* b, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         h[i] = __half_as_ushort(__double2half(x[i]));

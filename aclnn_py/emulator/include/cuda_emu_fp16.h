@@ -70,13 +70,13 @@ static inline unsigned short round_double(double d, int mode) {
     return static_cast<unsigned short>(sbit | bits);
 }
 
+typedef float emu_v4sf __attribute__((vector_size(16)));
+typedef short emu_v8hi __attribute__((vector_size(16)));
+typedef int emu_v4si __attribute__((vector_size(16)));
 #if defined(__F16C__) && !defined(ACLNN_EMU_NO_F16C)
 // Hardware conversion (F16C, -mf16c when the CPU has it): IEEE round-to-nearest-even, identical to
 // round_double<5, 10>(f, RN) for every non-NaN float (subnormals, overflow to inf included). NaNs
 // keep the software result (CUDA's canonical 0x7FFF), never the x86 payload-preserving one.
-typedef float emu_v4sf __attribute__((vector_size(16)));
-typedef short emu_v8hi __attribute__((vector_size(16)));
-typedef int emu_v4si __attribute__((vector_size(16)));
 static inline unsigned short f2h(float f, int mode = RN) {
     if (mode == RN && f == f) {
         const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{f, 0.f, 0.f, 0.f}, 0);
@@ -139,13 +139,24 @@ static inline void h2f_pair(uint32_t w, float& lo, float& hi) {
 }
 static inline uint32_t f2h_pair(float a, float b) {
 #ifdef ACLNN_EMU_HW_H2F
-    const emu_v8hi r = __builtin_ia32_vcvtps2ph(emu_v4sf{a, b, 0.f, 0.f}, 0);
-    const uint32_t w = static_cast<uint32_t>(reinterpret_cast<emu_v4si>(r)[0]);
-    const uint32_t m = (a != a ? 0xffffu : 0u) | (b != b ? 0xffff0000u : 0u);
-    return (w & ~m) | (0x7fff7fffu & m);
+    // the NaN lanes as a 16-bit mask by a vector compare and a pack (scalar `a != a` tests cost a
+    // compare and a cmov per element: f16 elementwise kernels 1.3x slower)
+    const emu_v4sf v = {a, b, 0.f, 0.f};
+    const emu_v8hi r = __builtin_ia32_vcvtps2ph(v, 0);
+    const emu_v8hi nan = __builtin_ia32_packssdw128(v != v, v != v);
+    const emu_v8hi c = (r & ~nan) | (nan & 0x7fff);
+    return static_cast<uint32_t>(reinterpret_cast<emu_v4si>(c)[0]);
 #else
     return static_cast<uint32_t>(f2h(a)) | (static_cast<uint32_t>(f2h(b)) << 16);
 #endif
+}
+// Two floats -> two bf16 (RN, NaN -> 0x7FFF), the same bits as f2bf twice, without a branch.
+static inline uint32_t f2bf_pair(float a, float b) {
+    typedef unsigned emu_v4su __attribute__((vector_size(16)));
+    const emu_v4su u = reinterpret_cast<emu_v4su>(emu_v4sf{a, b, 0.f, 0.f});
+    const emu_v4su nan = reinterpret_cast<emu_v4su>((u & 0x7fffffffu) > 0x7f800000u);
+    const emu_v4su r = (((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) & ~nan) | (nan & 0x7fffu);
+    return r[0] | (r[1] << 16);
 }
 static inline float bf2f(unsigned short b) { return __builtin_bit_cast(float, static_cast<uint32_t>(b) << 16); }
 
@@ -292,6 +303,11 @@ template <> inline float2 to_pair<__half2>(const __half2& a) {
     return make_float2(lo, hi);
 }
 template <class H2, class H> static inline H2 from_pair(float a, float b) { return H2(fromf<H>(a), fromf<H>(b)); }
+template <> inline __nv_bfloat162 from_pair<__nv_bfloat162, __nv_bfloat16>(float a, float b) {
+    const uint32_t w = f2bf_pair(a, b);
+    return __nv_bfloat162(mk<__nv_bfloat16>(static_cast<unsigned short>(w & 0xffffu)),
+                          mk<__nv_bfloat16>(static_cast<unsigned short>(w >> 16)));
+}
 template <> inline __half2 from_pair<__half2, __half>(float a, float b) {
     const uint32_t w = f2h_pair(a, b);
     return __half2(mk<__half>(static_cast<unsigned short>(w & 0xffffu)), mk<__half>(static_cast<unsigned short>(w >> 16)));

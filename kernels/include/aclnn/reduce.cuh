@@ -67,6 +67,15 @@ __device__ __forceinline__ Welford<F, I> welford_merge(Welford<F, I> a, const We
   return a;
 }
 
+// Fold one value into `w` (Welford's update; the tails of the chunked loops).
+template <typename F>
+__device__ __forceinline__ void welford_add_one(Welford<F, int>& w, F v) {
+  w.n += 1;
+  const F delta = v - w.mean;
+  w.mean += delta / static_cast<F>(w.n);
+  w.m2 += delta * (v - w.mean);
+}
+
 // Sum of K values in one fixed order: L interleaved partial sums (partial l adds v[l], v[l+L],
 // v[l+2L], ... in order), then a fixed tree over the partials. A plain running sum is one chain of
 // K dependent adds (the host emulator's CPU thread runs it at the add latency: NCX backward
