@@ -713,7 +713,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
       for (int e = 0; e < E; ++e) r[e / L][e % L] = v[e] - K;
       aclnn::welford_lanes_add(mean, m2, n, r);
     }
-    // the tile's last, partial step, in the scalar layout (see below), one element at a time: a
+    // the tile's last, partial step, in the scalar layout (see above), one element at a time: a
     // 14x14 plane has 3 full steps and a 4-element tail, where a whole masked chunk per thread cost
     // as much as the full steps
     const T* p = x + off0 + so;
@@ -721,7 +721,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     tile.advance();
   }
   Welford<A, int> lw[L];
-  for (int k = 0; k < L; ++k) lw[k] = aclnn::welford_lanes_get(mean, m2, n, k);  // no pragma: nxc_stats_loop
+  for (int k = 0; k < L; ++k) lw[k] = aclnn::welford_lanes_get(mean, m2, n, k);  // no pragma: see nxc_stats_loop
   w = aclnn::welford_merge(aclnn::welford_merge(lw[0], lw[1]), aclnn::welford_merge(lw[2], lw[3]));
   w = aclnn::welford_merge(w, tail);
 }
