@@ -9,8 +9,11 @@
 * Launch overhead of a tiny kernel: ``Function.launch`` (the emulator itself) and a CuPy-style
   ``RawKernel`` call on the default stream; target <= 20 us.
 * The bounds-check debug mode's cost on the elementwise kernel.
+* ``--kernels``: instead of the above, each BatchNorm-family launch sequence kernel by kernel (the
+  fastest of the runs of each launch on the stream's worker, in ms): the view to compare two builds
+  of the kernels with (A/B in the same minute; this VM's speed drifts by 2x between minutes).
 
-    python benchmarks/bench_emulator.py [--all-dtypes] [--quick]
+    python benchmarks/bench_emulator.py [--all-dtypes] [--quick] [--kernels]
 """
 from __future__ import annotations
 
@@ -104,6 +107,42 @@ def batchnorm_rows(dtypes, reps):
     return rows
 
 
+def kernel_rows(dtypes, reps):
+    """(op, shape, layout, dtype, [(kernel, fastest ms)]) for every BatchNorm-family bench case."""
+    from aclnn_py.emulator import compiler
+    best: dict = {}
+    launch = compiler.Function.launch
+
+    def timed(self, *args, **kwargs):
+        t = time.perf_counter()
+        launch(self, *args, **kwargs)
+        dt = time.perf_counter() - t
+        best[self.name] = min(best.get(self.name, dt), dt)
+
+    stream, _ = acl.rt.create_stream()
+    rows = []
+    compiler.Function.launch = timed
+    try:
+        for reg, info in bench_cases():
+            if info.bench is None or not reg.opdef.name.startswith("BatchNorm"):
+                continue
+            for shape in SHAPES:
+                for dt in dtypes:
+                    for cl in (False, True):
+                        call = Call(reg, info.bench(np.random.default_rng(1), shape, dt, cl))
+                        try:
+                            end_to_end_us(call, stream, reps)
+                        finally:
+                            call.close()
+                        rows.append((reg.opdef.name, "x".join(map(str, shape)), "NHWC" if cl else "NCHW",
+                                     A.aclDataType(dt).name[4:], [(k.split("<")[0], v * 1e3) for k, v in best.items()]))
+                        best.clear()
+    finally:
+        compiler.Function.launch = launch
+        acl.rt.destroy_stream(stream)
+    return rows
+
+
 def bandwidth(reps):
     from aclnn_py.emulator import compile_module
     mod = compile_module(AXPY, filename="bench_axpy.cu")
@@ -173,12 +212,19 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--all-dtypes", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--kernels", action="store_true")
     a = ap.parse_args()
     assert acl.init() == 0 and acl.rt.set_device(0) == 0
     if get_backend().name != "host":
         print("bench_emulator: the current backend is not the host emulator; nothing to do")
         return 0
     reps = 3 if a.quick else 7
+    dtypes = (A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16) if a.all_dtypes else (A.ACL_FLOAT,)
+    if a.kernels:
+        for op, shape, lay, dt, ks in kernel_rows(dtypes, 3 * reps):
+            print(f"{op:<30} {shape:<13} {lay:<5} {dt:<7} " + "  ".join(f"{k} {ms:.2f}" for k, ms in ks))
+        print("(fastest launch of each kernel, ms)")
+        return 0
     import os
     print(f"host emulator, {os.cpu_count()} CPU(s), pool threads ACLNN_PY_EMU_THREADS="
           f"{os.environ.get('ACLNN_PY_EMU_THREADS', 'default')}")
@@ -190,7 +236,6 @@ def main() -> int:
           f"{cg:.1f} GB/s = {k1 / cg:.0%} (target >= 50%)")
     print(f"elementwise axpy 64 MiB x 3, grid-stride loop on 64 blocks: {kg:.1f} GB/s = {kg / cg:.0%} of the copy")
     print(f"bounds-check debug mode on the same launch: {tk:.1f} ms -> {tb:.1f} ms ({tb / tk:.1f}x)")
-    dtypes = (A.ACL_FLOAT, A.ACL_FLOAT16, A.ACL_BF16) if a.all_dtypes else (A.ACL_FLOAT,)
     rows = batchnorm_rows(dtypes, reps)
     print(f"\n{'op':<34} {'shape':<14} {'layout':<6} {'dtype':<7} {'emulator ms':>11} {'torch ms':>9} {'ratio':>7} "
           f"{'best/best':>9}")

@@ -1110,45 +1110,13 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __rest
 // (3a) Backward reduce partials: sum(dy'), sum(dy' * (x - mean)), dy' = dy (masked by reserve bits).
 namespace bnk {
 
-// One full NCX backward-reduce step of a thread (every element in the tile): the per-lane sums of
-// dy' and dy' * (x - m) over its E elements (element e to lane e % kLanes).
-template <typename T, int VW, bool MASKED>
-__device__ __forceinline__ void ncx_bred_step(const T* __restrict__ dy, const T* __restrict__ x,
-                                              const unsigned* __restrict__ mrow, long long at, long long sp,
-                                              int rem, int tx, int xi, acc_t<T> m, acc_t<T> (&ra)[kLanes],
-                                              acc_t<T> (&rb)[kLanes]) {
-  using A = acc_t<T>;
-  constexpr int E = kEPT / 2, L = kLanes, R = E / L;
-  A d[E], v[E];
-  ncx_load_full<T, VW, E>(dy, at, tx, xi, d);
-  ncx_load_full<T, VW, E>(x, at, tx, xi, v);
-  if constexpr (MASKED) {
-    bool bit[E];
-    ncx_read_bits<T, VW, E>(mrow, sp, rem, tx, xi, bit);
-#pragma unroll
-    for (int e = 0; e < E; ++e)
-      if (!bit[e]) d[e] = A(0);
-  }
-  A a[R][L], b[R][L];
-#pragma unroll
-  for (int e = 0; e < E; ++e) {
-    a[e / L][e % L] = d[e];
-    b[e / L][e % L] = d[e] * (v[e] - m);
-  }
-  aclnn::row_sums(a, ra);
-  aclnn::row_sums(b, rb);
-}
-
-// NCX backward-reduce partials of one thread: kLanes sums in lock step over the full steps (local to
-// this loop, as in ncx_stats_loop), the tiles' partial steps apart; all added at the end.
 template <typename T, int VW, bool MASKED>
 __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T* __restrict__ x,
                                               const unsigned* __restrict__ mask, long long N, long long C,
                                               long long S, long long c, acc_t<T> m, acc_t<T>& s1,
                                               acc_t<T>& s2) {
   using A = acc_t<T>;
-  constexpr int E = kEPT / 2, L = kLanes;  // two input streams
-  static_assert(L == 4, "the fold below adds four lanes");
+  constexpr int E = kEPT / 2;  // two input streams
   const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
   const long long W = (S + 31) / 32;
@@ -1156,50 +1124,36 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
   const long long stride = static_cast<long long>(gridDim.y) * ty;
   long long t = static_cast<long long>(blockIdx.y) * ty + threadIdx.y;
   if (t >= Tc) return;
-  A l1[L], l2[L], t1 = A(0), t2 = A(0);
-#pragma unroll
-  for (int k = 0; k < L; ++k) l1[k] = l2[k] = A(0);
+  TileWalk tile(t, stride, g.segs, 1);
   const int step = tx * E;
-  const long long t0 = t;
-  // pass 1: the full steps of every tile of this thread row; pass 2: the tiles' partial steps, one
-  // element at a time in the scalar layout (see ncx_stats_loop). With the partial step inside the
-  // tile loop g++ 12 kept the lanes scalar, even with sums of their own.
-  TileWalk tile(t0, stride, g.segs, 1);
-  for (t = t0; t < Tc; t += stride) {
+  for (; t < Tc; t += stride) {
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
-    const unsigned* mrow = MASKED ? mask + p * W : nullptr;
-    for (int so = 0; so + step <= len; so += step) {
-      A ra[L], rb[L];
-      ncx_bred_step<T, VW, MASKED>(dy, x, mrow, off0 + so, s0 + so, len - so, tx, xi, m, ra, rb);
-      for (int k = 0; k < L; ++k) {  // no pragma: see nxc_stats_loop
-        l1[k] += ra[k];
-        l2[k] += rb[k];
+    for (int so = 0; so < len; so += step) {
+      A d[E], v[E];
+      bool ok[E];
+      ncx_load<T, VW, E>(dy, off0 + so, len - so, tx, xi, d, ok);
+      ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
+      if constexpr (MASKED) {
+        bool bit[E];
+        ncx_read_bits<T, VW, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
+#pragma unroll
+        for (int e = 0; e < E; ++e)
+          if (!bit[e]) d[e] = A(0);
       }
+      A a[E], b[E];
+#pragma unroll
+      for (int e = 0; e < E; ++e) {
+        a[e] = ok[e] ? d[e] : A(0);
+        b[e] = ok[e] ? d[e] * (v[e] - m) : A(0);
+      }
+      s1 += aclnn::chunk_sum(a);
+      s2 += aclnn::chunk_sum(b);
     }
     tile.advance();
   }
-  TileWalk tail(t0, stride, g.segs, 1);
-  for (t = t0; t < Tc; t += stride) {
-    const long long s0 = tail.seg * g.seglen;
-    const int len = static_cast<int>(lmin(g.seglen, S - s0));
-    const int so = len - len % step;
-    const long long p = tail.plane * C + c;
-    const long long off0 = p * S + s0;
-    const unsigned* mrow = MASKED ? mask + p * W : nullptr;
-    for (int e = 0; so < len && e * tx + xi < len - so; ++e) {
-      const int at = so + e * tx + xi;
-      A d = ld(dy[off0 + at]);
-      if (MASKED && !((mrow[(s0 + at) >> 5] >> ((s0 + at) & 31)) & 1u)) d = A(0);
-      t1 += d;
-      t2 += d * (ld(x[off0 + at]) - m);
-    }
-    tail.advance();
-  }
-  s1 += ((l1[0] + l1[1]) + (l1[2] + l1[3])) + t1;
-  s2 += ((l2[0] + l2[1]) + (l2[2] + l2[3])) + t2;
 }
 
 // One NXC backward-reduce chunk of a thread's 4 channels: per-channel sums of dy' and dy' * (x - m)
