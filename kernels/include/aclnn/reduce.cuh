@@ -149,7 +149,7 @@ __device__ __forceinline__ void welford_add_chunk(Welford<F, int>& w, const F (&
 // updates them with loops over the series that have no branch. On a GPU these are G independent
 // chains; the host emulator's g++ keeps the G series in one SIMD register. (An array of Welford
 // structs, a per-series `if`, or a `x < 0 ? 0 : x` per series made g++ 12 emit one scalar chain per
-// series: NHWC statistics partials 2.2 -> see batch_norm.cu.)
+// series. Statistics partials on 8x64x56x56 f32, host emulator: NCHW 0.93 -> 0.42 ms, NHWC 1.12 -> 0.90.)
 
 // s[k] = sum over the R rows of v[j][k], in a fixed tree ((0+1)+(2+3) for R = 4).
 template <int R, int G, typename F>
