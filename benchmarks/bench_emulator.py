@@ -76,33 +76,41 @@ def end_to_end_us(call: Call, stream, reps: int) -> float:
     return m
 
 
+def bn_cases(dtypes):
+    """Every BatchNorm-family bench case: (registered op, OpInfo, sample, row label (op, shape,
+    layout, dtype)), in one fixed order."""
+    for reg, info in bench_cases():
+        if info.bench is None or not reg.opdef.name.startswith("BatchNorm"):
+            continue
+        for shape in SHAPES:
+            for dt in dtypes:
+                for cl in (False, True):
+                    yield reg, info, info.bench(np.random.default_rng(1), shape, dt, cl), (
+                        reg.opdef.name, "x".join(map(str, shape)), "NHWC" if cl else "NCHW", A.aclDataType(dt).name[4:])
+
+
 def batchnorm_rows(dtypes, reps):
     import torch
     torch.set_num_threads(max(1, torch.get_num_threads()))
     stream, _ = acl.rt.create_stream()
     rows = []
-    for reg, info in bench_cases():
-        if info.bench is None or not reg.opdef.name.startswith("BatchNorm") or info.torch_gpu is None:
+    for reg, info, sample, label in bn_cases(dtypes):
+        if info.torch_gpu is None:
             continue
-        for shape in SHAPES:
-            for dt in dtypes:
-                for cl in (False, True):
-                    sample = info.bench(np.random.default_rng(1), shape, dt, cl)
-                    call = Call(reg, sample)
-                    try:
-                        ours = end_to_end_us(call, stream, reps)
-                    finally:
-                        call.close()
-                    try:
-                        tfn = info.torch_gpu(sample, "cpu")
-                        tfn()
-                        theirs = med(tfn, reps) * 1e6
-                        best = _BEST["ours"] / (_BEST["last"] * 1e6)
-                    except Exception as e:  # an op PyTorch has no CPU kernel for (e.g. cuDNN-only)
-                        theirs = best = float("nan")
-                        print(f"  ({reg.opdef.name}: PyTorch CPU has no equivalent: {str(e).splitlines()[0][:80]})")
-                    rows.append((reg.opdef.name, "x".join(map(str, shape)), "NHWC" if cl else "NCHW",
-                                 A.aclDataType(dt).name[4:], ours, theirs, ours / theirs, best))
+        call = Call(reg, sample)
+        try:
+            ours = end_to_end_us(call, stream, reps)
+        finally:
+            call.close()
+        try:
+            tfn = info.torch_gpu(sample, "cpu")
+            tfn()
+            theirs = med(tfn, reps) * 1e6
+            best = _BEST["ours"] / (_BEST["last"] * 1e6)
+        except Exception as e:  # an op PyTorch has no CPU kernel for (e.g. cuDNN-only)
+            theirs = best = float("nan")
+            print(f"  ({reg.opdef.name}: PyTorch CPU has no equivalent: {str(e).splitlines()[0][:80]})")
+        rows.append((*label, ours, theirs, ours / theirs, best))
     acl.rt.destroy_stream(stream)
     return rows
 
@@ -123,20 +131,14 @@ def kernel_rows(dtypes, reps):
     rows = []
     compiler.Function.launch = timed
     try:
-        for reg, info in bench_cases():
-            if info.bench is None or not reg.opdef.name.startswith("BatchNorm"):
-                continue
-            for shape in SHAPES:
-                for dt in dtypes:
-                    for cl in (False, True):
-                        call = Call(reg, info.bench(np.random.default_rng(1), shape, dt, cl))
-                        try:
-                            end_to_end_us(call, stream, reps)
-                        finally:
-                            call.close()
-                        rows.append((reg.opdef.name, "x".join(map(str, shape)), "NHWC" if cl else "NCHW",
-                                     A.aclDataType(dt).name[4:], [(k.split("<")[0], v * 1e3) for k, v in best.items()]))
-                        best.clear()
+        for reg, _, sample, label in bn_cases(dtypes):
+            call = Call(reg, sample)
+            try:
+                end_to_end_us(call, stream, reps)
+            finally:
+                call.close()
+            rows.append((*label, [(k.split("<")[0], v * 1e3) for k, v in best.items()]))
+            best.clear()
     finally:
         compiler.Function.launch = launch
         acl.rt.destroy_stream(stream)

@@ -312,8 +312,10 @@ __device__ __forceinline__ int lane_id() {
 // at the step start, `rem` = elements of the tile left from there (may exceed the step).
 //   VW = V > 0: element e = j*V + k sits at offset (j*tx + x)*V + k   (V-element vectors, coalesced)
 //   VW = 0:     element e sits at offset e*tx + x                      (lane-consecutive scalars)
+// FULL: the whole step is in the tile (rem >= tx*E), so every load / store is unconditional, which
+// the host emulator's g++ can keep in SIMD registers (an access under `if (in)` it could not).
 // ------------------------------------------------------------------------------------------------
-template <typename T, int VW, int E>
+template <typename T, int VW, int E, bool FULL = false>
 __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long at, int rem, int tx, int x,
                                          acc_t<T> (&v)[E], bool (&ok)[E]) {
   constexpr int V = VW > 0 ? VW : 1;
@@ -321,7 +323,7 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
-      const bool in = off < rem;
+      const bool in = FULL || off < rem;
       acc_t<T> f[V];
       if (in) {
         ld_vec<V>(base, at + off, f);
@@ -340,33 +342,13 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
 #pragma unroll
     for (int e = 0; e < E; ++e) {
       const int off = e * tx + x;
-      ok[e] = off < rem;
+      ok[e] = FULL || off < rem;
       v[e] = ok[e] ? ld(p[off]) : acc_t<T>(0);
     }
   }
 }
 
-// ncx_load of a full step (every element of the step is in the tile): unconditional loads, which
-// the host emulator's g++ can keep in SIMD registers (a load under `if (in)` it could not).
-template <typename T, int VW, int E>
-__device__ __forceinline__ void ncx_load_full(const T* __restrict__ base, long long at, int tx, int x,
-                                              acc_t<T> (&v)[E]) {
-  if constexpr (VW > 0) {
-#pragma unroll
-    for (int j = 0; j < E / VW; ++j) {
-      acc_t<T> f[VW];
-      ld_vec<VW>(base, at + (j * tx + x) * VW, f);
-#pragma unroll
-      for (int k = 0; k < VW; ++k) v[j * VW + k] = f[k];
-    }
-  } else {
-    const T* p = base + at;
-#pragma unroll
-    for (int e = 0; e < E; ++e) v[e] = ld(p[e * tx + x]);
-  }
-}
-
-template <typename T, int VW, int E>
+template <typename T, int VW, int E, bool FULL = false>
 __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, int rem, int tx, int x,
                                           const acc_t<T> (&v)[E]) {
   constexpr int V = VW > 0 ? VW : 1;
@@ -374,7 +356,7 @@ __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, in
 #pragma unroll
     for (int j = 0; j < E / V; ++j) {
       const int off = (j * tx + x) * V;
-      if (off < rem) {
+      if (FULL || off < rem) {
         acc_t<T> f[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) f[k] = v[j * V + k];
@@ -386,27 +368,8 @@ __device__ __forceinline__ void ncx_store(T* __restrict__ base, long long at, in
 #pragma unroll
     for (int e = 0; e < E; ++e) {
       const int off = e * tx + x;
-      if (off < rem) p[off] = st<T>(v[e]);
+      if (FULL || off < rem) p[off] = st<T>(v[e]);
     }
-  }
-}
-
-// ncx_store of a full step (unconditional stores; see ncx_load_full).
-template <typename T, int VW, int E>
-__device__ __forceinline__ void ncx_store_full(T* __restrict__ base, long long at, int tx, int x,
-                                               const acc_t<T> (&v)[E]) {
-  if constexpr (VW > 0) {
-#pragma unroll
-    for (int j = 0; j < E / VW; ++j) {
-      acc_t<T> f[VW];
-#pragma unroll
-      for (int k = 0; k < VW; ++k) f[k] = v[j * VW + k];
-      st_vec<VW>(base, at + (j * tx + x) * VW, f);
-    }
-  } else {
-    T* p = base + at;
-#pragma unroll
-    for (int e = 0; e < E; ++e) p[e * tx + x] = st<T>(v[e]);
   }
 }
 
@@ -707,7 +670,8 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     int so = 0;
     for (; so + step <= len; so += step) {  // full steps: every element is in the tile
       A v[E];
-      ncx_load_full<T, VW, E>(x, off0 + so, tx, xi, v);
+      bool ok[E];
+      ncx_load<T, VW, E, true>(x, off0 + so, len - so, tx, xi, v, ok);
       A r[R][L];
 #pragma unroll
       for (int e = 0; e < E; ++e) r[e / L][e % L] = v[e] - K;
@@ -948,10 +912,11 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
       int so = 0;
       for (; so + step <= len; so += step) {  // full steps (see ncx_belem_loop)
         A v[E];
-        ncx_load_full<T, VW, E>(x, off0 + so, tx, xi, v);
+        bool ok[E];
+        ncx_load<T, VW, E, true>(x, off0 + so, len - so, tx, xi, v, ok);
 #pragma unroll
         for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
-        ncx_store_full<T, VW, E>(y, off0 + so, tx, xi, v);
+        ncx_store<T, VW, E, true>(y, off0 + so, len - so, tx, xi, v);
       }
       if (so < len) {  // the partial step, in the scalar layout
         A v[E];
@@ -1347,10 +1312,9 @@ __global__ void bn_prep_elemt_bwd(const P* __restrict__ mean, const P* __restric
 // masked by the reserve bits (mask may be null: no activation), dz = dy' (dz may be null).
 namespace bnk {
 
-// One NCX backward-elementwise step. FULL: every element of the step is in the tile (unconditional
-// vector loads / stores, which the host emulator's g++ keeps in SIMD registers); else the tile's last,
-// partial step, in the lane-consecutive scalar layout (VW = 0), which covers the same elements once
-// across the thread row.
+// One NCX backward-elementwise step. FULL: every element of the step is in the tile (see ncx_load);
+// else the tile's last, partial step, in the lane-consecutive scalar layout (VW = 0), which covers the
+// same elements once across the thread row.
 template <typename T, int VW, int MODE, bool FULL>
 __device__ __forceinline__ void ncx_belem_step(const T* __restrict__ dy, const T* __restrict__ x,
                                                const unsigned* __restrict__ mrow, T* __restrict__ dx,
@@ -1361,15 +1325,13 @@ __device__ __forceinline__ void ncx_belem_step(const T* __restrict__ dy, const T
   constexpr int LW = FULL ? VW : 0;
   A d[E];
   bool ok[E];
-  if constexpr (FULL) ncx_load_full<T, LW, E>(dy, at, tx, xi, d);
-  else ncx_load<T, LW, E>(dy, at, rem, tx, xi, d, ok);
+  ncx_load<T, LW, E, FULL>(dy, at, rem, tx, xi, d, ok);
   if constexpr (MODE == 0) {
 #pragma unroll
     for (int e = 0; e < E; ++e) d[e] *= gg;
   } else {
     A v[E];
-    if constexpr (FULL) ncx_load_full<T, LW, E>(x, at, tx, xi, v);
-    else ncx_load<T, LW, E>(x, at, rem, tx, xi, v, ok);
+    ncx_load<T, LW, E, FULL>(x, at, rem, tx, xi, v, ok);
     if constexpr (MODE == 2) {
       if (mrow) {
         bool bit[E];
@@ -1378,16 +1340,12 @@ __device__ __forceinline__ void ncx_belem_step(const T* __restrict__ dy, const T
         for (int e = 0; e < E; ++e)
           if (!bit[e]) d[e] = A(0);
       }
-      if (dz) {
-        if constexpr (FULL) ncx_store_full<T, LW, E>(dz, at, tx, xi, d);
-        else ncx_store<T, LW, E>(dz, at, rem, tx, xi, d);
-      }
+      if (dz) ncx_store<T, LW, E, FULL>(dz, at, rem, tx, xi, d);
     }
 #pragma unroll
     for (int e = 0; e < E; ++e) d[e] = (d[e] - a - (v[e] - m) * k) * gg;
   }
-  if constexpr (FULL) ncx_store_full<T, LW, E>(dx, at, tx, xi, d);
-  else ncx_store<T, LW, E>(dx, at, rem, tx, xi, d);
+  ncx_store<T, LW, E, FULL>(dx, at, rem, tx, xi, d);
 }
 
 template <typename T, int VW, int MODE>

@@ -558,8 +558,6 @@ def _declares(cond: list[str]) -> bool:
     return False
 
 
-
-
 def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
     """Convergence points for code written for a warp. A GPU runs a warp's lanes together, so lanes
     that store to memory and then read each other's slots without a __syncwarp (a data race under

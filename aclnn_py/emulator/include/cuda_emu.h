@@ -1500,7 +1500,7 @@ static void run_grid(Launch& L) {
 // ---------------------------------------------------------------------------------------------
 #define threadIdx (::__emu::dims.tid)
 #define blockIdx (::__emu::dims.bid)
-#define blockDim (::__emu::dims.bdim)  /* ::, a parameter may be named dim3 */
+#define blockDim (::__emu::dims.bdim)
 #define gridDim (::__emu::dims.gdim)
 static constexpr int warpSize = 32;
 
