@@ -89,10 +89,11 @@ static inline unsigned short f2h(float f, int mode = RN) {
 static inline unsigned short f2h(float f, int mode = RN) { return round_double<5, 10>(static_cast<double>(f), mode); }
 #endif
 static inline unsigned short d2h(double d, int mode = RN) { return round_double<5, 10>(d, mode); }
+// RN, NaN -> CUDA's canonical 0x7FFF: a select, not a branch, so that g++ can vectorise it.
 static inline unsigned short f2bf(float f) {
     const uint32_t u = __builtin_bit_cast(uint32_t, f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fff;
-    return static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    return static_cast<unsigned short>((u & 0x7fffffffu) > 0x7f800000u ? 0x7fffu : r);
 }
 static inline unsigned short f2bf(float f, int mode) {
     return mode == RN ? f2bf(f) : round_double<8, 7>(static_cast<double>(f), mode);
@@ -149,14 +150,6 @@ static inline uint32_t f2h_pair(float a, float b) {
 #else
     return static_cast<uint32_t>(f2h(a)) | (static_cast<uint32_t>(f2h(b)) << 16);
 #endif
-}
-// Two floats -> two bf16 (RN, NaN -> 0x7FFF), the same bits as f2bf twice, without a branch.
-static inline uint32_t f2bf_pair(float a, float b) {
-    typedef unsigned emu_v4su __attribute__((vector_size(16)));
-    const emu_v4su u = reinterpret_cast<emu_v4su>(emu_v4sf{a, b, 0.f, 0.f});
-    const emu_v4su nan = reinterpret_cast<emu_v4su>((u & 0x7fffffffu) > 0x7f800000u);
-    const emu_v4su r = (((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) & ~nan) | (nan & 0x7fffu);
-    return r[0] | (r[1] << 16);
 }
 static inline float bf2f(unsigned short b) { return __builtin_bit_cast(float, static_cast<uint32_t>(b) << 16); }
 
@@ -295,7 +288,9 @@ template <> inline unsigned short inf_bits<__nv_bfloat16>() { return 0x7f80u; }
 template <class H> static inline unsigned short one_bits();
 template <> inline unsigned short one_bits<__half>() { return 0x3c00u; }
 template <> inline unsigned short one_bits<__nv_bfloat16>() { return 0x3f80u; }
-// Pairs (the __half2 / __nv_bfloat162 conversions): __half through h2f_pair / f2h_pair.
+// Pairs (the __half2 / __nv_bfloat162 conversions): __half through h2f_pair / f2h_pair. A bf16 pair is
+// two scalar conversions into the two fields: g++ then vectorises a kernel's 16-byte vector of pairs
+// (a combined 32-bit word split into the fields kept the bf16 elementwise kernels scalar, 2x slower).
 template <class H2> static inline float2 to_pair(const H2& a) { return make_float2(tof(a.x), tof(a.y)); }
 template <> inline float2 to_pair<__half2>(const __half2& a) {
     float lo, hi;
@@ -303,11 +298,6 @@ template <> inline float2 to_pair<__half2>(const __half2& a) {
     return make_float2(lo, hi);
 }
 template <class H2, class H> static inline H2 from_pair(float a, float b) { return H2(fromf<H>(a), fromf<H>(b)); }
-template <> inline __nv_bfloat162 from_pair<__nv_bfloat162, __nv_bfloat16>(float a, float b) {
-    const uint32_t w = f2bf_pair(a, b);
-    return __nv_bfloat162(mk<__nv_bfloat16>(static_cast<unsigned short>(w & 0xffffu)),
-                          mk<__nv_bfloat16>(static_cast<unsigned short>(w >> 16)));
-}
 template <> inline __half2 from_pair<__half2, __half>(float a, float b) {
     const uint32_t w = f2h_pair(a, b);
     return __half2(mk<__half>(static_cast<unsigned short>(w & 0xffffu)), mk<__half>(static_cast<unsigned short>(w >> 16)));
