@@ -1,4 +1,4 @@
-"""HostStream.run_now and start: work begins on the caller's thread when the stream is idle, in
+"""HostStream.run_now, start and enqueue: work begins on the caller's thread when the stream is idle, in
 stream order otherwise, and its failure is reported by the next synchronize either way."""
 from __future__ import annotations
 
@@ -158,3 +158,74 @@ def test_submit_unless_idle_queues_only_behind_work(stream):
     assert ran == ["after the gate"]
     stream.close()
     assert stream.submit(lambda: ran.append("closed"), unless_idle=True) is False
+
+
+# HostStream.enqueue (kernel launches, copies): inline on an idle stream, queued on a busy one ------
+def test_enqueue_on_idle_stream_runs_inline_before_returning(stream):
+    where = []
+    assert stream.enqueue(lambda: where.append(threading.current_thread()))
+    assert where == [threading.current_thread()]   # done at return: synchronize has nothing to wait for
+    stream.synchronize()
+
+
+def test_enqueue_on_busy_stream_queues_in_order_and_returns_at_once(stream):
+    gate = threading.Event()
+    order = []
+    stream.submit(lambda: (gate.wait(5), order.append("first")))
+    assert stream.enqueue(lambda: order.append(("second", threading.current_thread())))
+    assert order == []            # returned without running: it waits behind the queued task
+    gate.set()
+    stream.synchronize()
+    assert order[0] == "first" and order[1][0] == "second"
+    assert order[1][1] is not threading.current_thread()   # the worker ran it
+
+
+def test_enqueue_inline_failure_is_reported_at_synchronize(stream):
+    def boom():
+        raise RuntimeError("illegal address")
+    assert stream.enqueue(boom)
+    assert stream.enqueue(lambda: None)   # the stream goes on (CUDA: sticky only at sync)
+    with pytest.raises(DeviceError, match="illegal address"):
+        stream.synchronize()
+    stream.synchronize()
+
+
+def test_enqueue_on_closed_stream_refuses(stream):
+    stream.close()
+    ran = []
+    assert not stream.enqueue(lambda: ran.append(1))
+    assert ran == []
+
+
+def test_phase_two_on_an_idle_stream_is_done_when_it_returns():
+    """aclnn phase 2 on the host emulator: the launches ran on the caller's thread when the stream was
+    idle, so the outputs are there before synchronize (which still reports nothing new)."""
+    import ctypes
+
+    import numpy as np
+
+    import aclnn_py as A
+    from aclnn_py import acl
+    acl.init()
+    acl.rt.set_device(0)
+    st, _ = acl.rt.create_stream()
+    x = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    nb = x.nbytes
+    px, py = acl.rt.malloc(nb, 0)[0], acl.rt.malloc(nb, 0)[0]
+    try:
+        assert acl.rt.memcpy(px, nb, x.ctypes.data, nb, 1) == 0
+        tx = A.aclCreateTensor(list(x.shape), A.ACL_FLOAT, None, 0, A.ACL_FORMAT_ND, list(x.shape), px)
+        ty = A.aclCreateTensor(list(x.shape), A.ACL_FLOAT, None, 0, A.ACL_FORMAT_ND, list(x.shape), py)
+        ws, ex, ret = A.aclnnSoftmaxGetWorkspaceSize(tx, -1, ty)
+        assert ret == 0 and ws == 0
+        assert A.aclnnSoftmax(None, 0, ex, st) == 0
+        out = np.empty_like(x)
+        ctypes.memmove(out.ctypes.data, py, nb)     # read the "device" memory directly, before any sync
+        e = np.exp(x - x.max(-1, keepdims=True))
+        np.testing.assert_allclose(out, e / e.sum(-1, keepdims=True), rtol=1e-6)
+        assert acl.rt.synchronize_stream(st) == 0
+    finally:
+        acl.rt.free(px)
+        acl.rt.free(py)
+        acl.rt.destroy_stream(st)
+
