@@ -504,6 +504,46 @@ def test_warp_synchronous_exchange_through_plain_memory_sees_converged_lanes(d, 
     np.testing.assert_array_equal(d.down(po, xs.size, np.float32), want)
 
 
+WARPS_SIDE_BY_SIDE = r"""
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+// After a barrier every warp reads slot 0 (the block total, written by thread 0 before the barrier);
+// a few shuffles later each warp's lane 0 reuses its own slot, slot 0 included, with no barrier in
+// between (llm.c's softmax_forward_kernel4 does this with the broadcast max).
+extern "C" __global__ void reuse_slot_after_barrier(const float* x, float* out) {
+    __shared__ float s[32];
+    const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+    float v = warp_sum(x[blockIdx.x * blockDim.x + threadIdx.x]);
+    if (lane == 0) s[w] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) { float t = s[0]; for (int i = 1; i < blockDim.x / 32; i++) t += s[i]; s[0] = t; }
+    __syncthreads();
+    const float total = s[0];
+    const float again = warp_sum(total);
+    if (lane == 0) s[w] = again;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = total;
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [64, 256, 1024])
+def test_warps_run_side_by_side_after_a_barrier(d, threads):
+    """Thread 0 arrives last at the second barrier and used to run its warp on through the shuffles to
+    its store into slot 0 before any other warp had read the slot: the other warps read 32x the total,
+    silently. Warps now take turns at warp collectives (as they run side by side on a GPU), so every
+    warp's first loads after the barrier come before that store."""
+    mod = A.RawModule(code=WARPS_SIDE_BY_SIDE)
+    rng = np.random.default_rng(threads)
+    x = rng.integers(-20, 20, 3 * threads).astype(np.float32)
+    po = d.zeros(x.size, np.float32)
+    mod.get_function("reuse_slot_after_barrier")((3,), (threads,), (d.up(x), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    want = x.reshape(3, threads).sum(1).repeat(threads)
+    np.testing.assert_array_equal(d.down(po, x.size, np.float32), want)
+
+
 def test_convergence_points_go_only_into_warp_code():
     from aclnn_py.emulator import compiler as C
     code = """

@@ -514,3 +514,206 @@ def test_blog_kepler_reduction_legacy_shfl_below_sm70(d):
         ok()
         got["device_reduce_stable_kernel" + suffix] = int(d.down(po, 1, np.int32)[0])
     assert len(got) == 12 and got == dict.fromkeys(got, want), (want, got)
+
+
+def test_cuda_samples_simple_atomic_intrinsics(d):
+    """cuda-samples simpleAtomicIntrinsics: every thread applies atomicAdd/Sub/Exch/Max/Min/Inc/Dec/CAS/And/Or/Xor
+    to one of 11 ints (the sample's 64 x 256 launch and its 0xff seeds, and a 7 x 100 launch); checked as the
+    sample's computeGold does, with atomicInc/atomicDec's wrap-around (modulo 18, 138) followed step by step."""
+    mod = A.RawModule(code=src("simple_atomic_intrinsics.cu"), name_expressions=["testKernel"])
+    for blocks, threads in ((64, 256), (7, 100)):
+        n = blocks * threads
+        init = np.zeros(11, np.int32)
+        init[8] = init[10] = 0xff
+        po = d.up(init)
+        mod.get_function("testKernel")((blocks,), (threads,), (po,))
+        ok()
+        g = d.down(po, 11, np.int32)
+        inc = dec = 0
+        for _ in range(n):
+            inc = 0 if inc >= 17 else inc + 1
+            dec = 137 if dec == 0 or dec > 137 else dec - 1
+        and_ = 0xff
+        for i in range(n):
+            and_ &= 2 * i + 7
+        xor = 0xff
+        for i in range(n):
+            xor ^= i
+        assert g[0] == 10 * n and g[1] == -10 * n, g
+        assert 0 <= g[2] < n and g[3] == n - 1 and g[4] == 0, g
+        assert g[5] == inc and g[6] == dec, (g, inc, dec)
+        assert 1 <= g[7] < n, g                            # thread 1's CAS (0 -> 1) always succeeds
+        assert g[8] == and_ and g[9] == -1 and g[10] == xor, g   # 1 << tid: bits 0..31 set (tid >= 32 adds none)
+
+
+def test_cuda_samples_histogram64_and_histogram256(d):
+    """cuda-samples histogram: histogram64Kernel (per-thread uchar counters in shared memory, bank-permuted
+    thread positions, uint4 loads, 32-bit clearing of the byte array) + mergeHistogram64Kernel, and
+    histogram256Kernel (per-warp shared sub-histograms with shared atomicAdd) + mergeHistogram256Kernel,
+    launched as the sample's host code does; random bytes and a constant input that drives every used
+    uchar counter to 252."""
+    mod = A.RawModule(code=src("histogram.cu"), name_expressions=[
+        "histogram64Kernel", "mergeHistogram64Kernel", "histogram256Kernel", "mergeHistogram256Kernel"])
+    rng = np.random.default_rng(29)
+    byte_count = 64 * 252 * 5 + 16 * 7                 # the last partial histogram only partly filled
+    for data in (rng.integers(0, 256, byte_count).astype(np.uint8), np.full(byte_count, 0xAB, np.uint8)):
+        pdata = d.up(data)
+        hc = -(-byte_count // (64 * 252))              # iDivUp(byteCount, 64 * iSnapDown(255, 16))
+        ppart, ph = d.zeros(hc * 64, np.uint32), d.zeros(64, np.uint32)
+        mod.get_function("histogram64Kernel")((hc,), (64,), (ppart, pdata, np.uint32(byte_count // 16)))
+        mod.get_function("mergeHistogram64Kernel")((64,), (256,), (ph, ppart, np.uint32(hc)))
+        ok()
+        np.testing.assert_array_equal(d.down(ph, 64, np.uint32), np.bincount(data >> 2, minlength=64), err_msg="64")
+        ppart, ph = d.zeros(240 * 256, np.uint32), d.zeros(256, np.uint32)
+        mod.get_function("histogram256Kernel")((240,), (192,), (ppart, pdata, np.uint32(byte_count // 4)))
+        mod.get_function("mergeHistogram256Kernel")((256,), (256,), (ph, ppart, np.uint32(240)))
+        ok()
+        np.testing.assert_array_equal(d.down(ph, 256, np.uint32), np.bincount(data, minlength=256), err_msg="256")
+
+
+def test_cuda_samples_scan_exclusive_short_and_large(d):
+    """cuda-samples scan: scanExclusiveShared (uint4 per thread, a block scan through `volatile uint *` shared
+    memory with cg::sync between the loads and the stores), scanExclusiveShared2 and uniformUpdate, launched
+    as scanExclusiveShort / scanExclusiveLarge do; full-range uint32 values, so sums wrap modulo 2^32."""
+    mod = A.RawModule(code=src("scan.cu"), name_expressions=["scanExclusiveShared", "scanExclusiveShared2", "uniformUpdate"])
+    rng = np.random.default_rng(30)
+    TB = 256
+
+    def want(x, length):
+        r = x.reshape(-1, length).astype(np.uint64)
+        return ((np.cumsum(r, axis=1) - r) % (1 << 32)).astype(np.uint32).ravel()
+
+    for batch, length in ((256, 4), (16, 64), (3, 1024)):      # scanExclusiveShort
+        x = rng.integers(0, 1 << 32, batch * length, dtype=np.uint64).astype(np.uint32)
+        pdst = d.zeros(x.size, np.uint32)
+        mod.get_function("scanExclusiveShared")((x.size // (4 * TB),), (TB,), (pdst, d.up(x), np.uint32(length)))
+        ok()
+        np.testing.assert_array_equal(d.down(pdst, x.size, np.uint32), want(x, length), err_msg=f"short {length}")
+    for batch, length in ((3, 8192), (1, 2048)):               # scanExclusiveLarge
+        x = rng.integers(0, 1 << 32, batch * length, dtype=np.uint64).astype(np.uint32)
+        psrc, pdst = d.up(x), d.zeros(x.size, np.uint32)
+        nb = x.size // (4 * TB)
+        pbuf = d.zeros(nb, np.uint32)
+        mod.get_function("scanExclusiveShared")((nb,), (TB,), (pdst, psrc, np.uint32(4 * TB)))
+        mod.get_function("scanExclusiveShared2")((-(-nb // TB),), (TB,), (pbuf, pdst, psrc, np.uint32(nb),
+                                                                          np.uint32(length // (4 * TB))))
+        mod.get_function("uniformUpdate")((nb,), (TB,), (pdst, pbuf))
+        ok()
+        np.testing.assert_array_equal(d.down(pdst, x.size, np.uint32), want(x, length), err_msg=f"large {length}")
+
+
+def test_cuda_samples_convolution_separable_constant_kernel(d):
+    """cuda-samples convolutionSeparable: the 17-tap filter lives in `__constant__ float c_Kernel[]`, set from the
+    host through get_global (the sample's cudaMemcpyToSymbol); row pass (16 x 4 blocks, 2-D shared array,
+    zero halos at the image's left/right edges) then column pass (16 x 8 blocks, padded shared rows)."""
+    mod = A.RawModule(code=src("convolution_separable.cu"), name_expressions=["convolutionRowsKernel", "convolutionColumnsKernel"])
+    rng = np.random.default_rng(31)
+    W, H, R = 256, 128, 8                               # the sample uses 3072 x 3072
+    img = rng.random((H, W), dtype=np.float32)
+    kern = rng.random(2 * R + 1, dtype=np.float32)
+    mod.get_global("c_Kernel").copy_from_host(kern.ctypes.data, kern.nbytes)
+    psrc, pbuf, pdst = d.up(img), d.zeros(W * H, np.float32), d.zeros(W * H, np.float32)
+    mod.get_function("convolutionRowsKernel")((W // (8 * 16), H // 4), (16, 4), (pbuf, psrc, np.int32(W), np.int32(H), np.int32(W)))
+    mod.get_function("convolutionColumnsKernel")((W // 16, H // (8 * 8)), (16, 8), (pdst, pbuf, np.int32(W), np.int32(H), np.int32(W)))
+    ok()
+    k64 = kern.astype(np.float64)
+
+    def conv(a, axis):                                  # dst[x] = sum_j k[R - j] * src[x + j], zeros outside
+        p = np.pad(a, [(R, R) if ax == axis else (0, 0) for ax in range(2)])
+        n = a.shape[axis]
+        return sum(k64[R - j] * np.take(p, np.arange(R + j, R + j + n), axis=axis) for j in range(-R, R + 1))
+
+    rows = conv(img.astype(np.float64), 1)
+    np.testing.assert_allclose(d.down(pbuf, W * H, np.float32).reshape(H, W), rows, rtol=1e-5, err_msg="rows")
+    np.testing.assert_allclose(d.down(pdst, W * H, np.float32).reshape(H, W), conv(rows, 0), rtol=1e-5, err_msg="columns")
+
+
+def test_llmc_softmax_forward_kernels(d):
+    """llm.c dev/cuda/softmax_forward.cu: the 8 kernels (block reductions, warp shuffles, cg::reduce of the
+    8-byte SumMax struct with a plain function as operator, __ldcs/__stcs, kernel7's early return of threads
+    past C before its __syncthreads) launched as the file's softmax_forwardN launchers do, on its kind of input
+    (random values with 3 outliers x 20 per row)."""
+    names = ["softmax_forward_kernel1", "softmax_forward_kernel2", "softmax_forward_kernel3", "softmax_forward_kernel4",
+             "softmax_forward_online_kernel1", "softmax_forward_online_kernel2", "softmax_forward_kernel7",
+             "softmax_forward_online_kernel8"]
+    mod = A.RawModule(code=src("llmc_softmax_forward.cu"), name_expressions=names)
+    rng = np.random.default_rng(32)
+    f32 = np.float32
+    cdiv = lambda a, b: -(-a // b)
+    launch = {   # kernel number -> (grid, block, shared bytes), as softmax_forwardN
+        1: lambda N, bs: (cdiv(N, bs), bs, 0), 2: lambda N, bs: (N, bs, bs * 4), 3: lambda N, bs: (N, 32, 32 * 4),
+        4: lambda N, bs: (N, bs, bs // 32 * 4), 5: lambda N, bs: (cdiv(N, bs), bs, 0),
+        6: lambda N, bs: (cdiv(N * 32, bs), bs, 0), 7: lambda N, bs: (N, bs, 2 * bs // 32 * 4),
+        8: lambda N, bs: (cdiv(N * 32, bs), bs, 0)}
+    for N, C, sizes in ((12, 1000, (32, 128, 256)), (5, 64, (64, 128))):
+        x = (rng.random((N, C)) * 2 - 1).astype(f32)
+        for k in range(3):
+            x[np.arange(N), rng.integers(0, C, N)] *= 20
+        x64 = x.astype(np.float64)
+        e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+        want = e / e.sum(axis=1, keepdims=True)
+        px = d.up(x)
+        for num, name in enumerate(names, 1):
+            for bs in sizes:
+                if num == 8 and C < bs:
+                    continue    # kernel8 returns threads with tid >= C: whole rows (warps) of its block would be skipped
+                grid, block, shm = launch[num](N, bs)
+                po = d.up(np.full(N * C, np.nan, f32))
+                mod.get_function(name)((grid,), (block,), (po, px, np.int32(N), np.int32(C)), shared_mem=shm)
+                ok()
+                np.testing.assert_allclose(d.down(po, N * C, f32).reshape(N, C), want, rtol=2e-5, atol=1e-8,
+                                           err_msg=f"{name} block {bs} C {C}")
+    # kernel7 with C = 1000 < block 1024: threads 1000.. return, and warp 31's full-mask shuffles name exited lanes
+    # (undefined on a GPU): reported, never a number
+    mod.get_function("softmax_forward_kernel7")((12,), (1024,), (po, d.up(np.zeros((12, 1000), f32)), np.int32(12),
+                                                                 np.int32(1000)), shared_mem=2 * 1024 // 32 * 4)
+    assert acl.rt.synchronize_device() == AclError.ACL_ERROR_RT_AICORE_EXCEPTION
+    assert "has exited" in acl.get_recent_err_msg()
+
+
+def test_llmc_softmax_forward_kernel4_shared_slot_race(d):
+    """llm.c dev/cuda/softmax_forward.cu softmax_forward_kernel4 with more than one warp, launched as softmax_forward4
+    (its main() validates block sizes 32..1024 on a GPU). It reuses shared[0], the broadcast max, for warp 0's partial
+    sum with no barrier after the other warps read it: a race a GPU wins in practice (the other warps load shared[0]
+    right after the barrier; warp 0 first streams its row and shuffles). On the emulator warp 0 (thread 0 last at the
+    barrier) used to run ahead and the other warps read its sum as the max: a silently wrong softmax. Warps now take
+    turns at warp collectives: the right softmax (or, were the race ever reported, an error), never a wrong number."""
+    mod = A.RawModule(code=src("llmc_softmax_forward.cu"), name_expressions=["softmax_forward_kernel4"])
+    rng = np.random.default_rng(34)
+    N, C = 4, 256
+    x = (rng.random((N, C)) * 2 - 1).astype(np.float32)
+    e = np.exp(x - x.astype(np.float64).max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    for bs in (64, 128, 1024):
+        po = d.zeros(N * C, np.float32)
+        mod.get_function("softmax_forward_kernel4")((N,), (bs,), (po, d.up(x), np.int32(N), np.int32(C)), shared_mem=bs // 32 * 4)
+        st = acl.rt.synchronize_device()
+        if st == 0:   # only acceptable if the numbers are right
+            np.testing.assert_allclose(d.down(po, N * C, np.float32).reshape(N, C), want, rtol=2e-5, atol=1e-8, err_msg=f"block {bs}")
+        else:
+            assert st == AclError.ACL_ERROR_RT_AICORE_EXCEPTION, st
+
+
+def test_flash_attention_minimal_forward_kernel(d):
+    """tspeterkim/flash-attention-minimal flash.cu forward_kernel: tiled online-softmax attention (Bc = Br = 32
+    threads, dynamic shared Q/K/V/S tiles, __expf, l = 0 and m = -inf from the host), launched as its forward()
+    does over a (batch, heads) grid, against softmax(Q K^T / sqrt(d)) V in float64."""
+    k = A.RawModule(code=src("flash_attn_minimal.cu"), name_expressions=["forward_kernel"]).get_function("forward_kernel")
+    rng = np.random.default_rng(33)
+    B, nh, N, dh, Bc, Br = 2, 3, 96, 16, 32, 32
+    q, kk, v = (rng.standard_normal((B, nh, N, dh)).astype(np.float32) for _ in range(3))
+    Tc = Tr = -(-N // Bc)
+    scale = 1.0 / np.sqrt(dh)
+    pl, pm = d.zeros(B * nh * N, np.float32), d.up(np.full(B * nh * N, -np.inf, np.float32))
+    po = d.zeros(q.size, np.float32)
+    sram = 3 * Bc * dh * 4 + Bc * Br * 4
+    k((B, nh), (Bc,), (d.up(q), d.up(kk), d.up(v), np.int32(N), np.int32(dh), np.int32(Tc), np.int32(Tr), np.int32(Bc),
+                       np.int32(Br), np.float32(scale), pl, pm, po), shared_mem=sram)
+    ok()
+    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), kk.astype(np.float64)) * scale
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    l = p.sum(axis=-1, keepdims=True)
+    want = (p / l) @ v.astype(np.float64)
+    np.testing.assert_allclose(d.down(po, q.size, np.float32).reshape(q.shape), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(d.down(pm, B * nh * N, np.float32), s.max(axis=-1).ravel(), rtol=1e-5)
+    np.testing.assert_allclose(d.down(pl, B * nh * N, np.float32), l.ravel(), rtol=1e-5)

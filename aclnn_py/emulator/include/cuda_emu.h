@@ -838,6 +838,26 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
         wait_switch(ex, f);
         return f->cres;
     }
+    // Warps of a block run side by side on a GPU, not one after another: before this warp leaves the
+    // collective, the next warps that can run (READY threads within the next two warps) run up to
+    // their own next wait. So after a barrier every warp's first loads come before a store one warp
+    // makes a few collectives later (llm.c's softmax_forward_kernel4 reads shared[0], the broadcast
+    // max, after __syncthreads while warp 0 reuses the slot for its partial sum once it has shuffled:
+    // a race a GPU wins in practice, and that a warp running ahead lost here, silently). The
+    // completing lane stays READY with its group complete-but-unreleased, and releases it when it
+    // runs again (once: no second turn).
+    {
+        const unsigned end = std::min(ex.nthreads, base + 96);
+        for (unsigned j = base + 32; j < end; ++j) {
+            if (ex.fibers[j].state != ST_READY) continue;
+            switch_to(f, ex.fibers[j]);
+            g = nullptr;   // groups of this warp may have moved in w.g meanwhile: find it again
+            for (int i = 0; i < w.ngroups; ++i)
+                if (w.g[i].mask == eff) { g = &w.g[i]; break; }
+            if (!g) fail("internal: warp %u lost its pending %s group (mask 0x%08x)", warp, op_name(op), eff);
+            break;
+        }
+    }
     complete_group(ex, *g, base);
     w.waiting &= ~g->mask;
     const unsigned lead = base + __builtin_ctz(g->mask);
