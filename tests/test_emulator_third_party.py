@@ -717,3 +717,285 @@ def test_flash_attention_minimal_forward_kernel(d):
     np.testing.assert_allclose(d.down(po, q.size, np.float32).reshape(q.shape), want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(d.down(pm, B * nh * N, np.float32), s.max(axis=-1).ravel(), rtol=1e-5)
     np.testing.assert_allclose(d.down(pl, B * nh * N, np.float32), l.ravel(), rtol=1e-5)
+
+
+def _bf16(x):
+    """float -> bfloat16 bits (round to nearest even), as __float2bfloat16 / (__nv_bfloat16)f."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def _bf16_f64(h):
+    return (np.asarray(h, np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def _layernorm_backward_ref(dout, inp, weight, mean, rstd):
+    """layernorm_backward_cpu in float64 on the values the kernels get (dinp starts at zero)."""
+    norm = (inp - mean[:, None]) * rstd[:, None]
+    dnorm = weight[None, :] * dout
+    dinp = (dnorm - dnorm.mean(axis=1, keepdims=True) - norm * (dnorm * norm).mean(axis=1, keepdims=True)) * rstd[:, None]
+    return dinp, (norm * dout).sum(axis=0), dout.sum(axis=0)
+
+
+def test_llmc_layernorm_backward_kernels(d):
+    """llm.c dev/cuda/layernorm_backward.cu, launched as its layernorm_backwardN launchers do (cuda_num_SMs = 4):
+    kernel1 (global atomics), the templates 2/3/5/6 instantiated for float (cg warp tiles, cg::reduce, float atomicAdd
+    on shared memory, kernel5/6's last-block-done flag through atomicAdd + __threadfence), and in bf16 (the file's
+    ENABLE_BF16 floatX) kernel4 (bf16x2 atomicCAS loops), 7, 8 (x128 loads, atomicInc flag), 9 (warps 1.. hand their
+    values to warp 0 through shared memory between two barriers inside the loop) and 10 (f128 shared stores)."""
+    names = ["layernorm_backward_kernel1", "layernorm_backward_kernel2<float, float, float, float>",
+             "copy_to_dweight_dbias<float>", "layernorm_backward_kernel3<float, float, float, float>",
+             "layernorm_backward_kernel5<float, float, float, float>", "layernorm_backward_kernel6<float, float, float, float>",
+             "layernorm_backward_kernel4<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16>",
+             "layernorm_backward_kernel7", "layernorm_backward_kernel8", "layernorm_backward_kernel9", "layernorm_backward_kernel10"]
+    mod = A.RawModule(code=src("llmc_layernorm_backward.cu"), name_expressions=names)
+    rng = np.random.default_rng(35)
+    SMS, B, T = 4, 2, 128
+    N = B * T
+    i32 = np.int32
+    cdiv = lambda a, b: -(-a // b)
+
+    def inputs(C, bf16):
+        inp = rng.random((N, C)) * 2 - 1
+        weight, dout = rng.random(C) * 2 - 1, rng.random((N, C)) * 2 - 1
+        mean = inp.mean(axis=1)
+        rstd = 1 / np.sqrt(((inp - mean[:, None]) ** 2).mean(axis=1) + 1e-5)
+        if bf16:
+            raw = [_bf16(a) for a in (dout, inp, weight, mean, rstd)]
+            return raw, [_bf16_f64(a) for a in raw]
+        raw = [np.asarray(a, np.float32) for a in (dout, inp, weight, mean, rstd)]
+        return raw, [a.astype(np.float64) for a in raw]
+
+    # float kernels
+    C = 320
+    raw, vals = inputs(C, False)
+    want = _layernorm_backward_ref(*vals)
+    pdout, pinp, pw, pmean, prstd = (d.up(a) for a in raw)
+    f32 = np.float32
+    for num in (1, 2, 3, 5, 6):
+        for bs in (32, 256, 1024):
+            pdinp, pdw, pdb = d.zeros(N * C, f32), d.zeros(C, f32), d.zeros(C, f32)
+            pscratch = d.zeros(32 * SMS * (2 * C + 1), f32)
+            rest = (pdout, pinp, pw, pmean, prstd, i32(B), i32(T), i32(C))
+            if num == 1:
+                mod.get_function(names[0])((cdiv(N, bs),), (bs,), (pdinp, pdw, pdb) + rest)
+            elif num == 2:
+                pwt, pbt = d.zeros(C, f32), d.zeros(C, f32)
+                mod.get_function(names[1])((cdiv(32 * N, bs),), (bs,), (pdinp, pdw, pdb) + rest + (pwt, pbt), shared_mem=2 * C * 4)
+                mod.get_function(names[2])((1,), (512,), (i32(C), pdw, pdb, pwt, pbt))
+            elif num == 3:
+                mod.get_function(names[3])(((1024 // bs) * SMS,), (bs,), (pdinp, pdw, pdb) + rest, shared_mem=2 * C * 4)
+            else:
+                grid = SMS if num == 5 else (1024 // bs) * SMS
+                mod.get_function(names[num - 1])((grid,), (bs,), (pdinp, pdw, pdb, pscratch) + rest, shared_mem=(2 * C + 1) * 4)
+            ok()
+            got = [d.down(pdinp, N * C, f32).reshape(N, C), d.down(pdw, C, f32), d.down(pdb, C, f32)]
+            for g, w, what in zip(got, want, ("dinp", "dweight", "dbias")):
+                np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * np.abs(w).max(), err_msg=f"kernel{num} block {bs} {what}")
+
+    # bf16 kernels (floatX = __nv_bfloat16): C a multiple of 32 * x128::size = 256 as kernels 8 and 9 need; 10 also 1600
+    u16 = np.uint16
+    for C, nums in ((512, (4, 7, 8, 9, 10)), (1600, (10,))):
+        raw, vals = inputs(C, True)
+        want = _layernorm_backward_ref(*vals)
+        pdout, pinp, pw, pmean, prstd = (d.up(a) for a in raw)
+        for num in nums:
+            for bs in (32, 256, 1024):
+                if num == 10 and bs == 1024:
+                    bs = 512
+                grid = (1024 // bs) * SMS
+                pdinp, pdw, pdb = d.zeros(N * C, u16), d.zeros(C, u16), d.zeros(C, u16)
+                pscratch = d.zeros(32 * SMS * (2 * C + 1), f32)
+                rest = (pdout, pinp, pw, pmean, prstd, i32(B), i32(T), i32(C))
+                rounded = cdiv(C, 256) * 256
+                shm = {4: 2 * C, 7: 2 * C + 1, 8: 2 * C + 1, 9: 2 * C + 2 * bs + 1, 10: 2 * rounded + 2 * (bs - 32) * 4}[num] * 4
+                args = (pdinp, pdw, pdb) + rest if num == 4 else (pdinp, pdw, pdb, pscratch) + rest
+                mod.get_function(names[num] if num != 4 else names[6])((grid,), (bs,), args, shared_mem=shm)
+                ok()
+                got = [_bf16_f64(d.down(pdinp, N * C, u16)).reshape(N, C), _bf16_f64(d.down(pdw, C, u16)), _bf16_f64(d.down(pdb, C, u16))]
+                for g, w, what in zip(got, want, ("dinp", "dweight", "dbias")):
+                    # one bf16 rounding of a float sum (kernel4's dweight/dbias: a bf16 sum of one partial per block)
+                    tol = (grid / 2 if num == 4 and what != "dinp" else 2) * 2.0 ** -8
+                    np.testing.assert_allclose(g, w, rtol=tol, atol=tol * np.abs(w).max(), err_msg=f"kernel{num} C {C} block {bs} {what}")
+
+
+def test_llmc_global_norm_kernels(d):
+    """llm.c dev/cuda/global_norm.cu: norm_kernel1/2 (cg::reduce on warp tiles, per-block shared gather, float
+    atomicAdd), norm_kernel3 (common.h's blockReduce<warpReduceSum>), norm_kernel4 + global_norm_aggregate_kernel
+    (one partial per block, then a 1024-thread block reduces them), grid-stride loops over size_t counts, for
+    T = float and T = __nv_bfloat16 (the file's floatX); grids as global_normN (2048 threads per SM, 2 SMs)."""
+    types = {"float": np.float32, "__nv_bfloat16": np.uint16}
+    names = [f"norm_kernel{k}<{t}>" for t in types for k in (1, 2, 3, 4)]
+    mod = A.RawModule(code=src("llmc_global_norm.cu"), name_expressions=names + ["global_norm_aggregate_kernel"])
+    rng = np.random.default_rng(36)
+    count = 100_003
+    x = (rng.random(count) * 2 - 1).astype(np.float32)
+    for t, dt in types.items():
+        data = _bf16(x) if dt is np.uint16 else x
+        vals = _bf16_f64(data) if dt is np.uint16 else x.astype(np.float64)
+        want = (vals * vals).sum()
+        pdata = d.up(data)
+        for k in (1, 2, 3, 4):
+            for bs in (32, 128, 512, 1024):
+                if k == 4 and bs <= 64:
+                    bs = 128
+                grid = 2048 * 2 // bs
+                pout = d.zeros(max(grid, 1), np.float32)
+                mod.get_function(f"norm_kernel{k}<{t}>")((grid,), (bs,), (pout, pdata, np.uint64(count)))
+                if k == 4:
+                    mod.get_function("global_norm_aggregate_kernel")((1,), (1024,), (pout, np.uint64(grid)))
+                ok()
+                np.testing.assert_allclose(d.down(pout, 1, np.float32)[0], want, rtol=1e-5, err_msg=f"norm_kernel{k}<{t}> block {bs}")
+
+
+def test_llmc_matmul_forward_kernels(d):
+    """llm.c dev/cuda/matmul_forward.cu: matmul_forward_kernel1 (2-D blocks of sqrt_block_size^2 threads, 4..32, with
+    and without bias: NULL passed as 0) and matmul_forward_kernel4 (__launch_bounds__(256), 16 x 16 threads computing
+    8 x 8 outputs each, float4 loads/stores through reinterpret_cast into 2-D shared tiles [128][32]), as
+    matmul_forward1/4 launch them; add_bias's grid-stride loop."""
+    mod = A.RawModule(code=src("llmc_matmul_forward.cu"), name_expressions=["matmul_forward_kernel1", "add_bias", "matmul_forward_kernel4"])
+    rng = np.random.default_rng(37)
+    B, T, C, OC = 2, 128, 96, 384
+    BT = B * T
+    inp, weight, bias = ((rng.random(s) * 2 - 1).astype(np.float32) for s in ((BT, C), (OC, C), (OC,)))
+    pinp, pw, pb = d.up(inp), d.up(weight), d.up(bias)
+    ref = inp.astype(np.float64) @ weight.astype(np.float64).T
+    cdiv = lambda a, b: -(-a // b)
+    for sq in (4, 8, 16, 32):
+        for with_bias in (True, False):
+            po = d.up(np.full(BT * OC, np.nan, np.float32))
+            mod.get_function("matmul_forward_kernel1")((cdiv(BT, sq), cdiv(OC, sq)), (sq, sq),
+                                                        (po, pinp, pw, pb if with_bias else 0, np.int32(BT), np.int32(C), np.int32(OC)))
+            ok()
+            np.testing.assert_allclose(d.down(po, BT * OC, np.float32).reshape(BT, OC), ref + bias if with_bias else ref,
+                                       rtol=1e-5, atol=1e-5, err_msg=f"kernel1 {sq}x{sq} bias {with_bias}")
+    po = d.up(np.full(BT * OC, np.nan, np.float32))
+    mod.get_function("matmul_forward_kernel4")((cdiv(BT, 128), cdiv(OC, 128)), (16, 16), (po, pinp, pw, pb, np.int32(C), np.int32(OC)))
+    ok()
+    np.testing.assert_allclose(d.down(po, BT * OC, np.float32).reshape(BT, OC), ref + bias, rtol=1e-5, atol=1e-5, err_msg="kernel4")
+    po = d.up(ref.astype(np.float32))
+    mod.get_function("add_bias")((7,), (128,), (po, pb, np.int32(B), np.int32(T), np.int32(OC)))
+    ok()
+    np.testing.assert_allclose(d.down(po, BT * OC, np.float32).reshape(BT, OC), ref + bias, rtol=1e-6, atol=1e-6, err_msg="add_bias")
+
+
+def test_cuda_samples_sorting_networks(d):
+    """cuda-samples sortingNetworks: bitonicSortShared (arrays <= 1024 keys, 512 threads, cg::sync between compare
+    steps on shared key/value arrays), bitonicSortShared1 + bitonicMergeGlobal + bitonicMergeShared (longer arrays),
+    oddEvenMergeSortShared (comparators only for offset >= stride) + oddEvenMergeGlobal, launched as bitonicSort() /
+    oddEvenMergeSort() do, both directions; values carry the source index (sorting networks are not stable)."""
+    mod = A.RawModule(code=src("sorting_networks.cu"), name_expressions=[
+        "bitonicSortShared", "bitonicSortShared1", "bitonicMergeGlobal", "bitonicMergeShared", "oddEvenMergeSortShared",
+        "oddEvenMergeGlobal"])
+    rng = np.random.default_rng(38)
+    u = np.uint32
+    L = 1024                                                       # SHARED_SIZE_LIMIT
+    for batch, length in ((32, 64), (2, 1024), (1, 2048), (2, 4096)):
+        n = batch * length
+        keys = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(u)
+        keys[rng.integers(0, n, n // 8)] = keys[0]                 # some equal keys
+        idx = np.arange(n, dtype=u)
+        for algo in ("bitonic", "oddeven"):
+            for dr in (0, 1):
+                pk, pv = d.zeros(n, u), d.zeros(n, u)
+                sk, sv = d.up(keys), d.up(idx)
+                blocks, threads = n // L, L // 2
+                if length <= L:
+                    name = "bitonicSortShared" if algo == "bitonic" else "oddEvenMergeSortShared"
+                    mod.get_function(name)((blocks,), (threads,), (pk, pv, sk, sv, u(length), u(dr)))
+                elif algo == "bitonic":
+                    mod.get_function("bitonicSortShared1")((blocks,), (threads,), (pk, pv, sk, sv))
+                    size = 2 * L
+                    while size <= length:
+                        stride = size // 2
+                        while stride > 0:
+                            if stride >= L:
+                                mod.get_function("bitonicMergeGlobal")((n // 512,), (256,), (pk, pv, pk, pv, u(length), u(size), u(stride), u(dr)))
+                            else:
+                                mod.get_function("bitonicMergeShared")((blocks,), (threads,), (pk, pv, pk, pv, u(length), u(size), u(dr)))
+                                break
+                            stride //= 2
+                        size *= 2
+                else:
+                    mod.get_function("oddEvenMergeSortShared")((blocks,), (threads,), (pk, pv, sk, sv, u(L), u(dr)))
+                    size = 2 * L
+                    while size <= length:
+                        stride = size // 2
+                        while stride > 0:
+                            mod.get_function("oddEvenMergeGlobal")((n // 512,), (256,), (pk, pv, pk, pv, u(length), u(size), u(stride), u(dr)))
+                            stride //= 2
+                        size *= 2
+                ok()
+                gk, gv = d.down(pk, n, u).reshape(batch, length), d.down(pv, n, u).reshape(batch, length)
+                want = np.sort(keys.reshape(batch, length), axis=1)
+                if not dr:
+                    want = want[:, ::-1]
+                msg = f"{algo} batch {batch} length {length} dir {dr}"
+                np.testing.assert_array_equal(gk, want, err_msg=msg)
+                np.testing.assert_array_equal(np.sort(gv, axis=1), idx.reshape(batch, length), err_msg=msg)
+                np.testing.assert_array_equal(keys[gv], gk, err_msg=msg)
+
+
+def _walsh_hadamard(x):
+    """Unnormalised Walsh-Hadamard transform in natural (Sylvester) order along the last axis, float64."""
+    y = x.astype(np.float64).copy()
+    n, h = y.shape[-1], 1
+    while h < n:
+        y = y.reshape(y.shape[:-1] + (n // (2 * h), 2, h))
+        a, b = y[..., 0, :].copy(), y[..., 1, :].copy()
+        y[..., 0, :], y[..., 1, :] = a + b, a - b
+        y = y.reshape(y.shape[:-3] + (n,))
+        h *= 2
+    return y
+
+
+def test_cuda_samples_fast_walsh_transform(d):
+    """cuda-samples fastWalshTransform: fwtBatch2Kernel global radix-4 passes for log2N > 11, then fwtBatch1Kernel
+    (N/4 threads, radix-4 stages in dynamic shared memory with cg::sync, a radix-2 stage for odd log2N), as
+    fwtBatchGPU launches them in place; then the sample's dyadic convolution (fwt, modulateKernel, fwt). Integer
+    data: every sum is exact in float32, so the transform must match bit for bit."""
+    mod = A.RawModule(code=src("fast_walsh_transform.cu"), name_expressions=["fwtBatch1Kernel", "fwtBatch2Kernel", "modulateKernel"])
+    rng = np.random.default_rng(39)
+
+    def fwt_gpu(p, M, log2N):                                       # fwtBatchGPU
+        N = 1 << log2N
+        grid = ((1 << log2N) // (4 * 256), M)
+        while log2N > 11:
+            mod.get_function("fwtBatch2Kernel")(grid, (256,), (p, p, np.int32(N // 4)))
+            log2N, N, M = log2N - 2, N >> 2, M << 2
+        mod.get_function("fwtBatch1Kernel")((M,), (N // 4,), (p, p, np.int32(log2N)), shared_mem=N * 4)
+
+    for M, log2N in ((3, 11), (2, 10), (4, 5), (1, 14), (2, 13)):
+        x = rng.integers(-8, 9, (M, 1 << log2N)).astype(np.float32)
+        p = d.up(x)
+        fwt_gpu(p, M, log2N)
+        ok()
+        np.testing.assert_array_equal(d.down(p, x.size, np.float32).reshape(x.shape), _walsh_hadamard(x), err_msg=f"M {M} log2N {log2N}")
+    log2N = 12
+    N = 1 << log2N
+    data, kern = rng.random(N, dtype=np.float32), np.zeros(N, np.float32)
+    kern[:64] = rng.random(64, dtype=np.float32)
+    pd_, pk = d.up(data), d.up(kern)
+    fwt_gpu(pd_, 1, log2N)
+    fwt_gpu(pk, 1, log2N)
+    mod.get_function("modulateKernel")((128,), (256,), (pd_, pk, np.int32(N)))
+    fwt_gpu(pd_, 1, log2N)
+    ok()
+    i = np.arange(N)
+    want = np.array([(data.astype(np.float64) * kern.astype(np.float64)[i ^ j]).sum() for j in range(N)])
+    np.testing.assert_allclose(d.down(pd_, N, np.float32), want, rtol=1e-4, atol=1e-4 * np.abs(want).max(), err_msg="dyadic convolution")
+
+
+def test_cuda_samples_matrix_mul(d):
+    """cuda-samples matrixMul: MatrixMulCUDA<16> and <32> (2-D __shared__ tiles declared inside the loop, 2-D blocks of
+    256 / 1024 threads, #pragma unroll followed by a blank line), grid (wB / bs, hA / bs) as MatrixMultiply launches it."""
+    mod = A.RawModule(code=src("matrix_mul.cu"), name_expressions=["MatrixMulCUDA<16>", "MatrixMulCUDA<32>"])
+    rng = np.random.default_rng(40)
+    for bs in (16, 32):
+        hA, wA, wB = 3 * bs, 4 * bs, 2 * bs
+        a, b = (rng.random(s, dtype=np.float32) for s in ((hA, wA), (wA, wB)))
+        pc = d.up(np.full(hA * wB, np.nan, np.float32))
+        mod.get_function(f"MatrixMulCUDA<{bs}>")((wB // bs, hA // bs), (bs, bs), (pc, d.up(a), d.up(b), np.int32(wA), np.int32(wB)))
+        ok()
+        np.testing.assert_allclose(d.down(pc, hA * wB, np.float32).reshape(hA, wB), a.astype(np.float64) @ b.astype(np.float64),
+                                   rtol=1e-5, err_msg=f"block {bs}")
