@@ -7,7 +7,8 @@
 * A plain elementwise kernel (y = a*x + y, f32) in GB/s against a NumPy copy of the same bytes
   (the machine's practical memory bandwidth); target >= 50 %.
 * Launch overhead of a tiny kernel: ``Function.launch`` (the emulator itself) and a CuPy-style
-  ``RawKernel`` call on the default stream; target <= 20 us.
+  ``RawKernel`` call on the default stream; target <= 20 us. And a call's own cost: BatchNorm and
+  BatchNormBackward end to end on a tiny 2x4x3x3 f32 input.
 * The bounds-check debug mode's cost on the elementwise kernel.
 * ``--kernels``: instead of the above, each BatchNorm-family launch sequence kernel by kernel (the
   fastest of the runs of each launch on the stream's worker, in ms): the view to compare two builds
@@ -210,6 +211,20 @@ def launch_overhead():
     return direct, raw
 
 
+def call_overhead(reps: int) -> list[tuple[str, float]]:
+    """End to end (phase 1 + workspace malloc + phase 2 + synchronize + free) of the BatchNorm family's
+    forward and backward on a tiny 2x4x3x3 f32 input: what a call costs besides its kernels' work."""
+    stream, _ = acl.rt.create_stream()
+    out = []
+    for reg, info in bench_cases():
+        if reg.opdef.name in ("BatchNorm", "BatchNormBackward"):
+            call = Call(reg, info.bench(np.random.default_rng(1), (2, 4, 3, 3), A.ACL_FLOAT, False))
+            end_to_end_us(call, stream, 20)
+            out.append((reg.opdef.name, end_to_end_us(call, stream, 100 * reps)))
+    acl.rt.destroy_stream(stream)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--all-dtypes", action="store_true")
@@ -233,6 +248,8 @@ def main() -> int:
     direct, raw = launch_overhead()
     print(f"launch overhead, tiny kernel: Function.launch {direct:.1f} us, RawKernel (default stream) {raw:.1f} us "
           f"(target <= 20 us)")
+    print("per-call overhead, tiny 2x4x3x3 f32, end to end: " +
+          ", ".join(f"{op} {us:.0f} us" for op, us in call_overhead(reps)))
     kg, k1, cg, tk, tb = bandwidth(reps)
     print(f"elementwise axpy 64 MiB x 3, one element per thread (grid n/256): {k1:.1f} GB/s vs NumPy copy "
           f"{cg:.1f} GB/s = {k1 / cg:.0%} (target >= 50%)")
