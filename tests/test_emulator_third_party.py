@@ -999,3 +999,267 @@ def test_cuda_samples_matrix_mul(d):
         ok()
         np.testing.assert_allclose(d.down(pc, hA * wB, np.float32).reshape(hA, wB), a.astype(np.float64) @ b.astype(np.float64),
                                    rtol=1e-5, err_msg=f"block {bs}")
+
+
+def test_cuda_samples_simple_vote_intrinsics(d):
+    """cuda-samples simpleVoteIntrinsics: VoteAnyKernel1 / VoteAllKernel2 over 4 warps (one 128-thread block, the
+    sample's genVoteTestPattern: a zero warp, two mixed warps, an all-ones warp), VoteAnyKernel3 (96 threads: __any_sync
+    / __all_sync of tx >= 48, i.e. false / half / all true per warp, results as bools at info[tx * 3 + 0..2])."""
+    mod = A.RawModule(code=src("simple_vote_intrinsics.cu"))
+    size = 4 * 32
+    pat = np.zeros(size, np.uint32)
+    i = np.arange(size)
+    pat[size // 4:size // 2] = np.where(i[size // 4:size // 2] & 1, i[size // 4:size // 2], 0)
+    pat[size // 2:3 * size // 4] = np.where(i[size // 2:3 * size // 4] & 1, 0, i[size // 2:3 * size // 4])
+    pat[3 * size // 4:] = 0xFFFFFFFF
+    rng = np.random.default_rng(41)
+    pin = d.up(pat)
+    for name, red in (("VoteAnyKernel1", np.any), ("VoteAllKernel2", np.all)):
+        pres = d.up(np.full(size, 7, np.uint32))
+        mod.get_function(name)((1, 1), (size, 1), (pin, pres, np.int32(size)))
+        ok()
+        want = np.repeat([int(red(w != 0)) for w in pat.reshape(4, 32)], 32)
+        np.testing.assert_array_equal(d.down(pres, size, np.uint32) != 0, want != 0, err_msg=name)
+    # a random pattern, one lane set in some warps
+    pat2 = np.zeros(size, np.uint32)
+    pat2[rng.integers(0, 32)] = 5
+    pat2[64:96] = rng.integers(1, 9, 32)
+    pat2[64 + rng.integers(0, 32)] = 0
+    pin2 = d.up(pat2)
+    for name, red in (("VoteAnyKernel1", np.any), ("VoteAllKernel2", np.all)):
+        pres = d.up(np.full(size, 7, np.uint32))
+        mod.get_function(name)((1,), (size,), (pin2, pres, np.int32(size)))
+        ok()
+        want = np.repeat([int(red(w != 0)) for w in pat2.reshape(4, 32)], 32)
+        np.testing.assert_array_equal(d.down(pres, size, np.uint32) != 0, want != 0, err_msg=name + " random")
+    pinfo = d.zeros(32 * 3 * 3, np.bool_)
+    mod.get_function("VoteAnyKernel3")((1,), (32 * 3,), (pinfo, np.int32(32)))
+    ok()
+    info = d.down(pinfo, 32 * 3 * 3, np.bool_)[:96 * 3].reshape(96, 3)
+    tx = np.arange(96)
+    warp_any = np.repeat([(w >= 48).any() for w in tx.reshape(3, 32)], 32)
+    warp_all = np.repeat([(w >= 48).all() for w in tx.reshape(3, 32)], 32)
+    np.testing.assert_array_equal(info[:, 0], warp_any)
+    np.testing.assert_array_equal(info[:, 1], tx >= 48)
+    np.testing.assert_array_equal(info[:, 2], warp_all)
+
+
+def test_cuda_samples_warp_aggregated_atomics_cg(d):
+    """cuda-samples warpAggregatedAtomicsCG: filter_arr (atomicAggInc over cg::coalesced_threads() inside a divergent
+    branch), mapToBuckets (cg::labeled_partition of the coalesced group by bucket, leader atomicAdd, shfl broadcast;
+    cg::this_grid() for thread_rank/size in an ordinary launch, no grid.sync) and calculateMaxInEachBuckets
+    (cg::reduce with cg::greater on labeled groups, atomicMax), 512-thread blocks as the sample launches them."""
+    mod = A.RawModule(code=src("warp_aggregated_atomics_cg.cu"))
+    rng = np.random.default_rng(42)
+    n, nb_threads = 20000, 512
+    for num_buckets in (5, 3):
+        src_arr = rng.integers(0, 5, n).astype(np.int32)          # rand() % numOfBuckets, and values past the buckets
+        psrc = d.up(src_arr)
+        pdst, pn = d.zeros(n, np.int32), d.zeros(1, np.int32)
+        mod.get_function("filter_arr")((n // nb_threads + 1,), (nb_threads,), (pdst, pn, psrc, np.int32(n)))
+        ok()
+        cnt = d.down(pn, 1, np.int32)[0]
+        assert cnt == (src_arr > 0).sum()
+        np.testing.assert_array_equal(np.sort(d.down(pdst, n, np.int32)[:cnt]), np.sort(src_arr[src_arr > 0]))
+
+        counters = (np.arange(num_buckets) * n).astype(np.int32)
+        pidx, pcnt = d.up(np.full(n * num_buckets, -1, np.int32)), d.up(counters)
+        mod.get_function("mapToBuckets")((n // nb_threads,), (nb_threads,), (psrc, pidx, pcnt, np.int32(n), np.int32(num_buckets)))
+        ok()
+        got_cnt = d.down(pcnt, num_buckets, np.int32) - counters
+        idx = d.down(pidx, n * num_buckets, np.int32).reshape(num_buckets, n)
+        covered = src_arr                                         # grid-stride loop over grid.size() threads
+        for b in range(num_buckets):
+            want = np.flatnonzero(covered == b)
+            assert got_cnt[b] == want.size, (num_buckets, b)
+            np.testing.assert_array_equal(np.sort(idx[b, :want.size]), want, err_msg=f"bucket {b}")
+            assert (idx[b, want.size:] == -1).all()
+
+        vals = rng.integers(0, 2**31 - 1, n).astype(np.int32)
+        pmax = d.zeros(num_buckets, np.int32)
+        mod.get_function("calculateMaxInEachBuckets")((n // nb_threads,), (nb_threads,), (psrc, d.up(vals), pmax, np.int32(n),
+                                                                                          np.int32(num_buckets)))
+        ok()
+        want = [vals[covered == b].max() for b in range(num_buckets)]
+        np.testing.assert_array_equal(d.down(pmax, num_buckets, np.int32), want)
+
+
+def _haar(x):
+    out = np.zeros(x.size)
+    a = x.astype(np.float64)
+    while a.size > 1:
+        det = (a[0::2] - a[1::2]) / np.sqrt(2)
+        a = (a[0::2] + a[1::2]) / np.sqrt(2)
+        out[a.size:2 * a.size] = det
+    out[0] = a[0]
+    return out
+
+
+def test_cuda_samples_dwt_haar1d(d):
+    """cuda-samples dwtHaar1D: the host loop of the sample (initValue, then dwtHaar1D with dynamic shared memory padded
+    against bank conflicts, up to 10 levels per launch, a second launch over the blocks' approx_final after a
+    device-to-device copy), on one block (2^8, 2^10 samples: 128 / 512 threads) and on 2^14 samples (16 blocks of 512,
+    then one block of 8 threads for the last 4 levels), against a float64 Haar transform."""
+    mod = A.RawModule(code=src("dwt_haar1d.cu"))
+    rng = np.random.default_rng(43)
+    for log2 in (8, 10, 14):
+        slength = 1 << log2
+        sig = rng.standard_normal(slength).astype(np.float32)
+        pin, pout, papprox = d.up(sig), d.zeros(slength, np.float32), d.zeros(slength, np.float32)
+        left = slength // 2
+        dlevels_step = dlevels_left = log2
+        grid = 1
+        if log2 <= 10:
+            block, approx_is_input = left, 0
+        else:
+            grid, block, dlevels_step, approx_is_input = left // 512, 512, 10, 1
+            dlevels_left -= 10
+        mod.get_function("initValue")((grid,), (block,), (pout, np.float32(0)))
+        while left != 0:
+            mem = 2 * block * 4 + (2 * block) // 16 * 4
+            mod.get_function("dwtHaar1D")((grid,), (block,), (pin, pout, papprox, np.uint32(dlevels_step), np.uint32(left),
+                                                              np.int32(block)), shared_mem=mem)
+            ok()
+            dst = pin if approx_is_input else pout
+            assert acl.rt.memcpy(dst, grid * 4, papprox, grid * 4, 3) == 0
+            if dlevels_left < 10:
+                approx_is_input = 0
+            dlevels_step = dlevels_left - 10 if dlevels_left > 10 else dlevels_left
+            dlevels_left -= 10
+            left >>= 10
+            grid = 1                                   # the sample's (... ) ? 1 : 0 precedence
+            if grid <= 1:
+                block = left
+        ok()
+        np.testing.assert_allclose(d.down(pout, slength, np.float32), _haar(sig), rtol=1e-5, atol=1e-5, err_msg=f"2^{log2}")
+
+
+def test_cuda_samples_black_scholes(d):
+    """cuda-samples BlackScholes: BlackScholesGPU (__launch_bounds__(128) before __global__, float2 *__restrict
+    parameters, two options per thread, __fdividef/__logf/__expf/rsqrtf), grid DIV_UP(optN / 2, 128) x 128 as the
+    sample, against the same formula (polynomial CND, as BlackScholes_gold.cpp) in float64."""
+    mod = A.RawModule(code=src("black_scholes.cu"))
+    rng = np.random.default_rng(44)
+    optN, R, V = 10000, 0.02, 0.30
+    S = rng.uniform(5, 30, optN).astype(np.float32)
+    X = rng.uniform(1, 100, optN).astype(np.float32)
+    T = rng.uniform(0.25, 10, optN).astype(np.float32)
+    pc, pp = d.up(np.full(optN, np.nan, np.float32)), d.up(np.full(optN, np.nan, np.float32))
+    mod.get_function("BlackScholesGPU")((-(-(optN // 2) // 128),), (128,), (pc, pp, d.up(S), d.up(X), d.up(T), np.float32(R),
+                                                                             np.float32(V), np.int32(optN)))
+    ok()
+
+    def cnd(x):
+        k = 1 / (1 + 0.2316419 * np.abs(x))
+        c = 0.39894228040143267793994605993438 * np.exp(-0.5 * x * x) * (
+            k * (0.31938153 + k * (-0.356563782 + k * (1.781477937 + k * (-1.821255978 + k * 1.330274429)))))
+        return np.where(x > 0, 1 - c, c)
+
+    s, x, t = (a.astype(np.float64) for a in (S, X, T))
+    d1 = (np.log(s / x) + (R + 0.5 * V * V) * t) / (V * np.sqrt(t))
+    d2 = d1 - V * np.sqrt(t)
+    ert = np.exp(-R * t)
+    call = s * cnd(d1) - x * ert * cnd(d2)
+    put = x * ert * (1 - cnd(d2)) - s * (1 - cnd(d1))
+    np.testing.assert_allclose(d.down(pc, optN, np.float32), call, rtol=1e-5, atol=5e-5, err_msg="call")
+    np.testing.assert_allclose(d.down(pp, optN, np.float32), put, rtol=1e-5, atol=5e-5, err_msg="put")
+
+
+def test_blog_finite_difference_constant_coefficients(d):
+    """NVIDIA developer blog "Finite Difference Methods in CUDA C/C++": derivative_x/y/z and their lPencils variants
+    (2-D __shared__ tiles with a 4-wide periodic halo filled by the first 4 threads, 8th-order stencil with
+    12 __constant__ coefficients set from the host through get_global, the post's cudaMemcpyToSymbol), on the 64^3
+    grid with the post's launch shapes, against a float64 periodic stencil (period m - 1, as the halo copies)."""
+    names = ["derivative_x", "derivative_x_lPencils", "derivative_y", "derivative_y_lPencils", "derivative_z",
+             "derivative_z_lPencils"]
+    mod = A.RawModule(code=src("finite_difference.cu"))
+    m, sP, lP = 64, 4, 32
+    coef = {}
+    for ax in "xyz":
+        ds = np.float32(m - 1)
+        for c, w in zip("abcd", (4 / 5, -1 / 5, 4 / 105, -1 / 280)):
+            v = np.array([np.float32(w) * ds], np.float32)          # 4.f / 5.f * dsinv in float
+            mod.get_global(f"c_{c}{ax}").copy_from_host(v.ctypes.data, 4)
+            coef[c + ax] = float(v[0])
+    launch = {"derivative_x": ((m // sP, m), (m, sP)), "derivative_x_lPencils": ((m // lP, m), (m, sP)),
+              "derivative_y": ((m // sP, m), (sP, m)), "derivative_y_lPencils": ((m // lP, m), (lP, m * sP // lP)),
+              "derivative_z": ((m // sP, m), (sP, m)), "derivative_z_lPencils": ((m // lP, m), (lP, m * sP // lP))}
+    rng = np.random.default_rng(45)
+    f = rng.random((m, m, m), dtype=np.float32)                   # [k][j][i]
+    pf = d.up(f)
+    f64 = f.astype(np.float64)
+    for name in names:
+        ax = name[len("derivative_")]
+        axis = {"x": 2, "y": 1, "z": 0}[ax]
+        pdf = d.up(np.full(f.size, np.nan, np.float32))
+        grid, block = launch[name]
+        mod.get_function(name)(grid, block, (pf, pdf))
+        ok()
+        p = np.concatenate([np.take(f64, range(m - 5, m - 1), axis), f64, np.take(f64, range(1, 5), axis)], axis)
+        sl = lambda o: np.take(p, range(4 + o, 4 + o + m), axis)
+        want = sum(coef[c + ax] * (sl(o) - sl(-o)) for c, o in zip("abcd", (1, 2, 3, 4)))
+        np.testing.assert_allclose(d.down(pdf, f.size, np.float32).reshape(f.shape), want, rtol=1e-5, atol=2e-4, err_msg=name)
+
+
+def test_llmc_classifier_fused_kernels(d):
+    """llm.c dev/cuda/classifier_fused.cu: fused softmax + cross-entropy + logit gradients, kernels 1..5 launched as
+    the file's fused_classifierN (kernel1: one warp per row with cg::reduce, meta_group_rank; 2/3: block-wide
+    reductions through two __shared__ arrays of 32 with float4 loads / __ldcs; 4: Packed128 load128cs/store128;
+    5<true,false>: blockReduce<warpReduceMax/Sum> with the unaligned tail loop, __launch_bounds__(1024,
+    MAX_1024_THREADS_BLOCKS)), logits padded V -> P with NaN bytes (the file's cudaMemset 0xff), NULL probs."""
+    names = ["fused_classifier_kernel1", "fused_classifier_kernel2", "fused_classifier_kernel3", "fused_classifier_kernel4",
+             "fused_classifier_kernel5<true,false>"]
+    mod = A.RawModule(code=src("llmc_classifier_fused.cu"), name_expressions=names)
+    rng = np.random.default_rng(46)
+    B, T, V = 4, 8, 1003
+    P = (V + 63) & ~63
+    N = B * T
+    logits = (rng.random((N, V)) * 2 - 1).astype(np.float32)
+    for k in range(3):
+        logits[np.arange(N), rng.integers(0, V, N)] *= 20
+    dlosses = (rng.random(N) * 2 - 1).astype(np.float32)
+    targets = rng.integers(0, V, N).astype(np.int32)
+    padded = np.full((N, P), np.uint32(0xFFFFFFFF)).view(np.float32)
+    padded[:, :V] = logits
+    x64 = logits.astype(np.float64)
+    e = np.exp(x64 - x64.max(1, keepdims=True))
+    probs = e / e.sum(1, keepdims=True)
+    want_loss = -np.log(probs[np.arange(N), targets])
+    onehot = np.zeros((N, V))
+    onehot[np.arange(N), targets] = 1
+    want_dl = (probs - onehot) * dlosses[:, None]
+    plog, pdl, ptg = d.up(padded), d.up(dlosses), d.up(targets)
+    args = lambda pdlog, ploss, *probs_: (pdlog, ploss, *probs_, plog, pdl, ptg, np.int32(B), np.int32(T), np.int32(V), np.int32(P))
+    for num, name in enumerate(names, 1):
+        for bs in (32, 128, 1024):
+            pdlog, ploss = d.up(np.full(N * P, np.nan, np.float32)), d.up(np.full(N, np.nan, np.float32))
+            if num == 1:
+                mod.get_function(name)((N // (bs // 32),), (bs,), args(pdlog, ploss))
+            else:
+                mod.get_function(name)((N,), (bs,), args(pdlog, ploss, np.uint64(0)))
+            ok()
+            np.testing.assert_allclose(d.down(ploss, N, np.float32), want_loss, rtol=2e-5, err_msg=f"{name} block {bs} losses")
+            np.testing.assert_allclose(d.down(pdlog, N * P, np.float32).reshape(N, P)[:, :V], want_dl, rtol=2e-5, atol=1e-8,
+                                       err_msg=f"{name} block {bs} dlogits")
+    # the probs output (debugging path) of kernels 2 and 3
+    for name in names[1:3]:
+        pprobs = d.up(np.full(N * P, np.nan, np.float32))
+        mod.get_function(name)((N,), (256,), (d.zeros(N * P, np.float32), d.zeros(N, np.float32), pprobs, plog, pdl, ptg,
+                                              np.int32(B), np.int32(T), np.int32(V), np.int32(P)))
+        ok()
+        np.testing.assert_allclose(d.down(pprobs, N * P, np.float32).reshape(N, P)[:, :V], probs, rtol=2e-5, atol=1e-10,
+                                   err_msg=f"{name} probs")
+
+
+def test_blog_shared_memory_static_and_dynamic_reverse(d):
+    """NVIDIA developer blog "Using Shared Memory in CUDA C/C++": staticReverse (__shared__ int s[64]) and
+    dynamicReverse (extern __shared__, n * sizeof(int) bytes) reversing 64 ints in place, <<<1, n>>> (two warps) as the
+    post's main, then dynamicReverse over a full 1024-thread block."""
+    mod = A.RawModule(code=src("blog_shared_memory_reverse.cu"))
+    rng = np.random.default_rng(47)
+    for name, n in (("staticReverse", 64), ("dynamicReverse", 64), ("dynamicReverse", 1024)):
+        a = rng.integers(-10**6, 10**6, n).astype(np.int32)
+        p = d.up(a)
+        mod.get_function(name)((1,), (n,), (p, np.int32(n)), shared_mem=0 if name == "staticReverse" else n * 4)
+        ok()
+        np.testing.assert_array_equal(d.down(p, n, np.int32), a[::-1], err_msg=f"{name} n {n}")
