@@ -122,6 +122,38 @@ def test_free_is_stream_ordered(stream, gate_kernels):
     acl.rt.destroy_stream(other)
 
 
+@pytest.mark.skipif(not HOST, reason="host emulator: the gate kernel needs host-visible memory")
+def test_phase2_behind_an_event_wait_queues_instead_of_running_inline(stream, gate_kernels):
+    """On the host an op's phase 2 runs on the calling thread only when its stream is idle. Here the
+    stream waits for an event recorded after a gated copy on another stream: the op must queue behind
+    the wait and read the copied input, not run at once on the poisoned buffer."""
+    gate, _ = gate_kernels
+    flag, _ = acl.rt.malloc(4, 0)
+    assert acl.rt.memset(flag, 4, 0, 4) == 0
+    x = np.arange(24, dtype=np.float32).reshape(4, 6) - 11
+    px, tx = _dev(np.zeros_like(x))
+    py, ty = _dev(np.full_like(x, 7))
+    other, _ = acl.rt.create_stream()
+    gate((1,), (1,), (flag,), stream=other)                                  # holds `other`
+    assert acl.rt.memcpy_async(px, x.nbytes, x.ctypes.data, x.nbytes, 1, other) == 0   # queued behind it
+    ev, _ = acl.rt.create_event()
+    assert acl.rt.record_event(ev, other) == 0
+    assert acl.rt.stream_wait_event(stream, ev) == 0
+    try:
+        ws, ex, ret = OPS["Relu"].get_workspace_size(tx, ty)
+        assert ret == 0 and OPS["Relu"].run(None, 0, ex, stream) == 0         # must not run yet
+        assert np.all(acl.util.ptr_to_numpy(py, x.shape, np.float32) == 7)   # nothing written so far
+    finally:
+        acl.util.ptr_to_numpy(flag, (1,), np.int32)[0] = 1                    # release the gate
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(_read(py, x), np.maximum(x, 0))
+    assert acl.rt.synchronize_stream(other) == 0
+    acl.rt.destroy_event(ev)
+    acl.rt.destroy_stream(other)
+    for p in (flag, px, py):
+        acl.rt.free(p)
+
+
 # 3. memcpy / memset overruns --------------------------------------------------------------------------
 
 def test_memcpy_refuses_every_side_that_runs_past_a_known_buffer():
