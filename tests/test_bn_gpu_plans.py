@@ -29,15 +29,15 @@ def test_profiles_differ():
     shape = (8, 64, 3136)
     _bn_plan.force_profile("gpu")
     try:
-        gpu = _bn_plan.plan_reduction(*shape, False), _bn_plan.plan_elementwise(*shape, True)
+        gpu = _bn_plan.plan_reduction(*shape, False), _bn_plan.plan_elementwise(*shape, True, fused=False)
     finally:
         _bn_plan.force_profile("host")
     try:
-        host = _bn_plan.plan_reduction(*shape, False), _bn_plan.plan_elementwise(*shape, True)
+        host = _bn_plan.plan_reduction(*shape, False), _bn_plan.plan_elementwise(*shape, True, fused=False)
     finally:
         _bn_plan.force_profile(None)
     assert gpu[0][1] == (256, 1, 1) and host[0][1] == (4, 8, 1)
-    assert gpu[1][1] == (16, 16, 1) and host[1][1] == (16, 2, 1)
+    assert gpu[1][1] == (16, 16, 1) and host[1][1] == (1, 32, 1)   # host NHWC elementwise: whole rows per thread
     assert gpu != host
     with pytest.raises(ValueError):
         _bn_plan.force_profile("tpu")

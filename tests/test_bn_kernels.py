@@ -249,7 +249,7 @@ def apply(mod, mem, x, N, C, S, T, cl, mean_f, scale_f, shift_f, z=None, act=0, 
           mask=False, misalign=0, blocks=None):
     y = mem.empty_data((N, C, S), T, misalign)
     mk = mem.buf(plan.reserve_mask_bytes(N, C, S, cl)) if mask else None
-    g, bl = plan.plan_elementwise(N, C, S, cl)
+    g, bl = plan.plan_elementwise(N, C, S, cl, fused=fused)
     g = _shrink(g, cl, blocks)
     launch(mod, f"bn_apply<{T}, {B(cl)}, {B(fused)}>", g, bl, P_(x), P_(z), P_(mean_f), P_(scale_f), P_(shift_f),
            P_(y), P_(mk), I64(N), I64(C), I64(S), I32(act), F32(ceiling))
@@ -282,7 +282,7 @@ def bwd_elemt(mod, mem, dy, x, N, C, S, T, cl, mode, mean_f, a_f, k_f, g_f, mask
               misalign=0, blocks=None):
     dx = mem.empty_data((N, C, S), T, misalign)
     dz = mem.empty_data((N, C, S), T, misalign) if want_dz else None
-    g, bl = plan.plan_elementwise(N, C, S, cl)
+    g, bl = plan.plan_elementwise(N, C, S, cl, fused=False)
     g = _shrink(g, cl, blocks)
     launch(mod, f"bn_bwd_elemt<{T}, {B(cl)}, {mode}>", g, bl, P_(dy), P_(x), P_(mask), P_(mean_f), P_(a_f),
            P_(k_f), P_(g_f), P_(dx), P_(dz), I64(N), I64(C), I64(S))
@@ -360,8 +360,9 @@ def test_plan_is_pure_and_bounded(profile):
             assert grid[1] == splits and 1 <= splits <= 65535
             assert wsf == 3 * splits * C + C
             assert block[0] * block[1] == threads and block[2] == 1
-            eg, eb = plan.plan_elementwise(N, C, S, cl)
-            assert eb[0] * eb[1] == threads and 1 <= eg[0] and 1 <= eg[1] <= 65535
+            for fused in (False, True):
+                eg, eb = plan.plan_elementwise(N, C, S, cl, fused=fused)
+                assert eb[0] * eb[1] == threads and 1 <= eg[0] and 1 <= eg[1] <= 65535
     assert plan.ncx_geometry(5000) == (2528, 2) and plan.ncx_geometry(49) == (64, 1)
     assert plan.reserve_mask_words(2, 37, 5, True) == 2 * 5 * 2
     assert plan.reserve_mask_words(2, 37, 5, False) == 2 * 37 * 1

@@ -165,17 +165,23 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
     return (gx, splits, 1), block, splits, 3 * splits * C + C
 
 
-def plan_elementwise(N: int, C: int, S: int, channels_last: bool):
+def plan_elementwise(N: int, C: int, S: int, channels_last: bool, *, fused: bool):
     """Plan of ``bn_apply`` / ``bn_bwd_elemt``: ``(grid, block)`` (grid-stride inside).
 
       NCX: block = ncx_block(S), grid = (min(ceil(N*C*segs / ty), ELEM_MAX_BLOCKS), 1, 1)
       NXC: block = nxc_block(C), grid = (gx, min(ceil(N*S / (4*cy)), max(1, ceil(ELEM_MAX_BLOCKS / gx))), 1)
+      NXC on the host, except for the fused forward (``fused``: one 4-channel group per thread, its
+      mask writer ORs a row's mask word across lanes): block = (1, 32, 1), grid = (1, min(ceil(N*S /
+      32), HOST_ELEM_MAX_BLOCKS), 1); each thread walks consecutive whole rows (the kernels'
+      whole-rows path, taken when 4 * cx * gx < C).
     """
     N, C, S = int(N), int(C), int(S)
     if not channels_last:
         block = ncx_block(S)
         _, segs = ncx_geometry(S)
         return (min(_cdiv(N * C * segs, block[1]), _elem_max_blocks()), 1, 1), block
+    if _on_host() and not fused:
+        return (1, min(_cdiv(N * S, HOST_THREADS), _elem_max_blocks(), MAX_GRID_Y), 1), (1, HOST_THREADS, 1)
     block = nxc_block(C)
     cx, cy, _ = block
     gx = _cdiv(C, CPT * cx)

@@ -320,7 +320,7 @@ def _prep(plan: Plan, P: str, mean, stat, stat_is_var: bool, eps, weight=None, b
 
 def _apply(plan: Plan, T_: str, cl: bool, x, y, mean_f, scale_f, shift_f, z=None, mask=None, act=0, ceiling=0.0):
     fused = z is not None or act != 0 or mask is not None
-    grid, block = bp.plan_elementwise(plan.N, plan.C, plan.S, cl)
+    grid, block = bp.plan_elementwise(plan.N, plan.C, plan.S, cl, fused=fused)
     plan.launch(FAMILY, f"bn_apply<{T_}, {_cl(cl)}, {_cl(fused)}>", grid, block,
                 (x, z, mean_f, scale_f, shift_f, y, mask, _i64(plan.N), _i64(plan.C), _i64(plan.S),
                  np.int32(act), _acc(plan, ceiling)))
@@ -344,7 +344,7 @@ def _reduce(plan: Plan, T_: str, cl: bool, P: str, dy, x, mean_f, invstd_f, w_f=
 
 def _elemt_bwd(plan: Plan, T_: str, cl: bool, mode: int, dy, x, dx, mean_f=None, a_f=None, k_f=None, g_f=None,
                mask=None, dz=None):
-    grid, block = bp.plan_elementwise(plan.N, plan.C, plan.S, cl)
+    grid, block = bp.plan_elementwise(plan.N, plan.C, plan.S, cl, fused=False)
     plan.launch(FAMILY, f"bn_bwd_elemt<{T_}, {_cl(cl)}, {mode}>", grid, block,
                 (dy, x, mask, mean_f, a_f, k_f, g_f, dx, dz, _i64(plan.N), _i64(plan.C), _i64(plan.S)))
 
