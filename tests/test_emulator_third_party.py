@@ -13,6 +13,7 @@ from aclnn_py import acl
 from aclnn_py.status import AclError
 
 DIR = Path(__file__).parent / "third_party_kernels"
+LLMC = ("-I", str(DIR / "llmc"))   # llm.c's dev/cuda kernels #include "common.h" (its device part lives there)
 pytestmark = pytest.mark.skipif(
     acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator run")
 
@@ -398,7 +399,7 @@ def test_cuda_samples_interval_directed_rounding(d):
 def test_llmc_adamw_kernels(d):
     """llm.c dev/cuda/adamw.cu: adamw_kernel2 calls the file's own lerp() (was ambiguous with C++20's std::lerp),
     launched as the file's host code does (block 512, a long num_parameters)."""
-    mod = A.RawModule(code=src("llmc_adamw.cu"))
+    mod = A.RawModule(code=src("llmc_adamw.cu"), options=LLMC)
     rng = np.random.default_rng(24)
     n = 3000
     p0, g = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
@@ -424,7 +425,7 @@ def test_llmc_adamw_kernels(d):
 def test_llmc_permute_kernel_parameter_named_dim3(d):
     """llm.c dev/cuda/permute.cu: permute_kernel's parameters are named dim1..dim4, so `int dim3` shadows
     the CUDA type inside the kernel (blockDim must still work)."""
-    mod = A.RawModule(code=src("llmc_permute.cu"))
+    mod = A.RawModule(code=src("llmc_permute.cu"), options=LLMC)
     d1, d2, d3, d4 = 4, 6, 5, 7
     x = np.random.default_rng(25).standard_normal((d1, d2, d3, d4)).astype(np.float32)
     po = d.zeros(x.size, np.float32)
@@ -636,7 +637,7 @@ def test_llmc_softmax_forward_kernels(d):
     names = ["softmax_forward_kernel1", "softmax_forward_kernel2", "softmax_forward_kernel3", "softmax_forward_kernel4",
              "softmax_forward_online_kernel1", "softmax_forward_online_kernel2", "softmax_forward_kernel7",
              "softmax_forward_online_kernel8"]
-    mod = A.RawModule(code=src("llmc_softmax_forward.cu"), name_expressions=names)
+    mod = A.RawModule(code=src("llmc_softmax_forward.cu"), options=LLMC, name_expressions=names)
     rng = np.random.default_rng(32)
     f32 = np.float32
     cdiv = lambda a, b: -(-a // b)
@@ -678,7 +679,7 @@ def test_llmc_softmax_forward_kernel4_shared_slot_race(d):
     right after the barrier; warp 0 first streams its row and shuffles). On the emulator warp 0 (thread 0 last at the
     barrier) used to run ahead and the other warps read its sum as the max: a silently wrong softmax. Warps now take
     turns at warp collectives: the right softmax (or, were the race ever reported, an error), never a wrong number."""
-    mod = A.RawModule(code=src("llmc_softmax_forward.cu"), name_expressions=["softmax_forward_kernel4"])
+    mod = A.RawModule(code=src("llmc_softmax_forward.cu"), options=LLMC, name_expressions=["softmax_forward_kernel4"])
     rng = np.random.default_rng(34)
     N, C = 4, 256
     x = (rng.random((N, C)) * 2 - 1).astype(np.float32)
@@ -748,7 +749,7 @@ def test_llmc_layernorm_backward_kernels(d):
              "layernorm_backward_kernel5<float, float, float, float>", "layernorm_backward_kernel6<float, float, float, float>",
              "layernorm_backward_kernel4<__nv_bfloat16, __nv_bfloat16, __nv_bfloat16, __nv_bfloat16>",
              "layernorm_backward_kernel7", "layernorm_backward_kernel8", "layernorm_backward_kernel9", "layernorm_backward_kernel10"]
-    mod = A.RawModule(code=src("llmc_layernorm_backward.cu"), name_expressions=names)
+    mod = A.RawModule(code=src("llmc_layernorm_backward.cu"), options=LLMC, name_expressions=names)
     rng = np.random.default_rng(35)
     SMS, B, T = 4, 2, 128
     N = B * T
@@ -826,7 +827,7 @@ def test_llmc_global_norm_kernels(d):
     T = float and T = __nv_bfloat16 (the file's floatX); grids as global_normN (2048 threads per SM, 2 SMs)."""
     types = {"float": np.float32, "__nv_bfloat16": np.uint16}
     names = [f"norm_kernel{k}<{t}>" for t in types for k in (1, 2, 3, 4)]
-    mod = A.RawModule(code=src("llmc_global_norm.cu"), name_expressions=names + ["global_norm_aggregate_kernel"])
+    mod = A.RawModule(code=src("llmc_global_norm.cu"), options=LLMC, name_expressions=names + ["global_norm_aggregate_kernel"])
     rng = np.random.default_rng(36)
     count = 100_003
     x = (rng.random(count) * 2 - 1).astype(np.float32)
@@ -853,7 +854,7 @@ def test_llmc_matmul_forward_kernels(d):
     and without bias: NULL passed as 0) and matmul_forward_kernel4 (__launch_bounds__(256), 16 x 16 threads computing
     8 x 8 outputs each, float4 loads/stores through reinterpret_cast into 2-D shared tiles [128][32]), as
     matmul_forward1/4 launch them; add_bias's grid-stride loop."""
-    mod = A.RawModule(code=src("llmc_matmul_forward.cu"), name_expressions=["matmul_forward_kernel1", "add_bias", "matmul_forward_kernel4"])
+    mod = A.RawModule(code=src("llmc_matmul_forward.cu"), options=LLMC, name_expressions=["matmul_forward_kernel1", "add_bias", "matmul_forward_kernel4"])
     rng = np.random.default_rng(37)
     B, T, C, OC = 2, 128, 96, 384
     BT = B * T
@@ -1209,7 +1210,7 @@ def test_llmc_classifier_fused_kernels(d):
     MAX_1024_THREADS_BLOCKS)), logits padded V -> P with NaN bytes (the file's cudaMemset 0xff), NULL probs."""
     names = ["fused_classifier_kernel1", "fused_classifier_kernel2", "fused_classifier_kernel3", "fused_classifier_kernel4",
              "fused_classifier_kernel5<true,false>"]
-    mod = A.RawModule(code=src("llmc_classifier_fused.cu"), name_expressions=names)
+    mod = A.RawModule(code=src("llmc_classifier_fused.cu"), options=LLMC, name_expressions=names)
     rng = np.random.default_rng(46)
     B, T, V = 4, 8, 1003
     P = (V + 63) & ~63
