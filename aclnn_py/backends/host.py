@@ -77,19 +77,26 @@ class HostStream:
         Its failure stays for ``synchronize``, as on the worker. False (nothing ran) on a closed
         stream. A user's RawKernel launch is ``submit``ted: it may spin on a flag the host sets
         after the launch returns."""
+        claimed = self._claim(task)
+        if claimed:
+            try:
+                self._run(task)
+            finally:
+                self._exec.release()
+        return claimed is not None
+
+    def _claim(self, queued):
+        """Count one more piece of work. On an idle stream take the execution lock and return True (the
+        caller runs the work now, then releases the lock); on a busy one queue ``queued`` and return
+        False; on a closed one None (nothing counted)."""
         with self._lock:
             if self.closed:
-                return False
+                return None
             inline = self._pending == 0 and self._exec.acquire(blocking=False)
             self._pending += 1
             if not inline:
-                self._queue.put(task)
-                return True
-        try:
-            self._run(task)
-        finally:
-            self._exec.release()
-        return True
+                self._queue.put(queued)
+            return inline
 
     def run_now(self, task) -> bool:
         """Run ``task`` in stream order and return when it has run (its failure stays for
@@ -122,14 +129,9 @@ class HostStream:
         anything queued meanwhile, and the stream stays busy until it has. A collective on an idle
         stream thus starts without two thread hand-offs, and still returns at once when its peers
         are late. On a busy stream ``task`` and its rest run on the worker in order."""
-        with self._lock:
-            if self.closed:
-                return False
-            inline = self._pending == 0 and self._exec.acquire(blocking=False)
-            self._pending += 1
-            if not inline:
-                self._queue.put(lambda: _run_to_end(task))
-                return True
+        claimed = self._claim(lambda: _run_to_end(task))
+        if not claimed:
+            return claimed is not None
         rest = None
         try:
             rest = self._run(task, may_continue=True)
