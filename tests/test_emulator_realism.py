@@ -793,6 +793,10 @@ extern "C" __global__ void k(const int* in, int* out) {
      "{ child<<<1, 1>>>(p); }", "dynamic parallelism"),
     ("#include <cuComplex.h>\nextern \"C\" __global__ void k(cuComplex* a) { a[0] = cuCadd(a[0], a[1]); }",
      "install CuPy"),
+    ("extern \"C\" __global__ void k(float* o, cudaTextureObject_t t) { o[0] = tex2D<float>(t, 0.5f, 0.5f); }",
+     "textures and surfaces"),
+    ("texture<float, 1, cudaReadModeElementType> tx;\nextern \"C\" __global__ void k(float* o) "
+     "{ o[threadIdx.x] = tex1Dfetch(tx, threadIdx.x); }", "textures and surfaces"),
 ])
 def test_unsupported_features_are_clear_compile_errors(src, note):
     import importlib.util

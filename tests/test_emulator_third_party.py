@@ -1264,3 +1264,223 @@ def test_blog_shared_memory_static_and_dynamic_reverse(d):
         mod.get_function(name)((1,), (n,), (p, np.int32(n)), shared_mem=0 if name == "staticReverse" else n * 4)
         ok()
         np.testing.assert_array_equal(d.down(p, n, np.int32), a[::-1], err_msg=f"{name} n {n}")
+
+
+def test_cuda_samples_simple_printf(d, capfd):
+    """cuda-samples simplePrintf: testKernel<<<dim3(2, 2), dim3(2, 2, 2)>>>(10); every one of the 32 threads prints
+    its block and thread index once (in any order, as a GPU's printf buffer)."""
+    mod = A.RawModule(code=src("simple_printf.cu"))
+    capfd.readouterr()
+    mod.get_function("testKernel")((2, 2), (2, 2, 2), (np.int32(10),))
+    ok()
+    out = capfd.readouterr().out
+    lines = [l for l in out.splitlines() if "Value is" in l]
+    want = sorted(f"[{b}, {t}]:\t\tValue is:10" for b in range(4) for t in range(8))
+    assert sorted(lines) == want, out
+
+
+def test_cuda_samples_simple_assert_is_reported(d):
+    """cuda-samples simpleAssert: testKernel<<<2, 32>>>(60) fails assert(gtid < N) in threads 60..63: the launch is
+    reported at synchronize (the GPU's cudaErrorAssert), naming the assertion; N = 64 passes, and the process stays
+    usable."""
+    mod = A.RawModule(code=src("simple_assert.cu"))
+    k = mod.get_function("testKernel")
+    k((2,), (32,), (np.int32(64),))
+    ok()
+    k((2,), (32,), (np.int32(60),))
+    st = acl.rt.synchronize_device()
+    assert st == AclError.ACL_ERROR_RT_AICORE_EXCEPTION
+    msg = acl.get_recent_err_msg()
+    assert "gtid < N" in msg and "assert" in msg, msg
+    k((2,), (32,), (np.int32(64),))
+    ok()
+
+
+def test_cuda_samples_clock_timed_reduction(d):
+    """cuda-samples clock: timedReduction<<<NUM_BLOCKS=64, NUM_THREADS=256, 2 * 256 * 4>>>: each block finds the minimum of
+    the same 512 inputs (the sample's input has 2 * NUM_THREADS floats) and stores clock() before and after; the sample's
+    average (end - start) must be non-negative and the minimum exact."""
+    mod = A.RawModule(code=src("clock.cu"))
+    rng = np.random.default_rng(48)
+    nb, nt = 64, 256
+    x = rng.random(2 * nt).astype(np.float32)
+    po, pt = d.up(np.full(nb, np.nan, np.float32)), d.zeros(2 * nb, np.int64)
+    mod.get_function("timedReduction")((nb,), (nt,), (d.up(x), po, pt), shared_mem=2 * nt * 4)
+    ok()
+    np.testing.assert_array_equal(d.down(po, nb, np.float32), np.full(nb, x.min()))
+    t = d.down(pt, 2 * nb, np.int64)
+    assert (t[:nb] >= 0).all() and (t[nb:] >= t[:nb]).all(), t
+    assert (t[nb:] - t[:nb]).mean() >= 0
+
+
+@pytest.mark.parametrize("name,dt", [("testKernel<float>", np.float32), ("testKernel<int>", np.int32),
+                                      ("testKernel<double>", np.float64), ("testKernel<unsigned char>", np.uint8)])
+def test_cuda_samples_simple_templates(d, name, dt):
+    """cuda-samples simpleTemplates: testKernel<T> with SharedMemory<T> (one extern __shared__ array per specialisation,
+    the unspecialised getPointer calling an undefined extern __device__ error()), <<<1, len, sizeof(float) * len>>>,
+    g_odata[tid] = len * g_idata[tid]; the sample runs float and int with len 64."""
+    mod = A.RawModule(code=src("simple_templates.cu"), name_expressions=[name])
+    rng = np.random.default_rng(49)
+    n = 64
+    x = rng.integers(0, 4 if dt == np.uint8 else 1000, n).astype(dt)
+    po = d.zeros(n, dt)
+    mod.get_function(name)((1,), (n,), (d.up(x), po), shared_mem=4 * n)
+    ok()
+    want = (x.astype(np.float64) * n).astype(dt)
+    np.testing.assert_array_equal(d.down(po, n, dt), want)
+
+
+def test_cuda_samples_cpp_overload(d):
+    """cuda-samples cppOverload (removed in 8e03cbfc; kernel header of its parent): three overloaded __global__
+    simple_kernel, picked by CuPy/NVRTC name expressions with a cast, <<<DIV_UP(N, THREAD_N), THREAD_N>>>, N = 1024."""
+    sigs = {1: "(void(*)(const int*, int*, int))simple_kernel",
+            2: "(void(*)(const int2*, int*, int))simple_kernel",
+            3: "(void(*)(const int*, const int*, int*, int))simple_kernel"}
+    mod = A.RawModule(code=src("cpp_overload.cu"), name_expressions=list(sigs.values()))
+    rng = np.random.default_rng(50)
+    n, a = 1024, 3
+    x = rng.integers(-1000, 1000, 2 * n).astype(np.int32)
+    px = d.up(x)
+    tid = np.arange(n, dtype=np.int64)
+    x64 = x.astype(np.int64)
+    want = {1: x64[:n] * a + tid, 2: (x64[0::2] + x64[1::2]) * a + tid, 3: (x64[:n] + x64[n:]) * a + tid}
+    for i, sig in sigs.items():
+        po = d.up(np.full(n, -7, np.int32))
+        args = (px, po, np.int32(a)) if i < 3 else (px, px + 4 * n, po, np.int32(a))
+        mod.get_function(sig)((n // 256,), (256,), args)
+        ok()
+        np.testing.assert_array_equal(d.down(po, n, np.int32), want[i], err_msg=sig)
+
+
+def test_cuda_samples_system_wide_atomics(d):
+    """cuda-samples systemWideAtomics: atomicKernel (atomicAdd/Exch/Max/Min/Inc/Dec/CAS/And/Or/Xor_system, LOOP_NUM = 50
+    each) on 10 ints starting at 0 with [7] = [9] = 0xff, checked as the sample's verify() with len = the GPU threads
+    (the sample adds a CPU pass on managed memory; here the device part alone, 4 x 64 threads)."""
+    mod = A.RawModule(code=src("system_wide_atomics.cu"))
+    nb, nt, loop = 4, 64, 50
+    n = nb * nt
+    a = np.zeros(10, np.int32)
+    a[7] = a[9] = 0xFF
+    p = d.up(a)
+    mod.get_function("atomicKernel")((nb,), (nt,), (p,))
+    ok()
+    r = d.down(p, 10, np.int32)
+    inc = dec = 0
+    for _ in range(n * loop):
+        inc = 0 if inc >= 17 else inc + 1
+        dec = 137 if (dec == 0 or dec > 137) else dec - 1
+    andv = 0xFF
+    for i in range(n):
+        andv &= 2 * i + 7
+    assert r[0] == 10 * n * loop
+    assert 0 <= r[1] < n
+    assert r[2] == n - 1 and r[3] == 0
+    assert r[4] == inc and r[5] == dec
+    assert 0 <= r[6] < n
+    assert r[7] == andv
+    assert r[8] == -1            # bits 0..31 from threads 0..31 (1 << tid for tid >= 32: clamped on a GPU)
+    assert r[9] == 0xFF          # each thread xors its id an even number of times
+
+
+def test_cuda_samples_inline_ptx_is_a_compile_error():
+    """cuda-samples inlinePTX: sequence_gpu reads %laneid with asm("mov.u32 %0, %%laneid;"): inline PTX is not
+    emulated, a CompileException that names it (never a kernel that runs and stores garbage)."""
+    from aclnn_py.emulator import CompileException
+    mod = A.RawModule(code=src("inline_ptx.cu"))
+    with pytest.raises(CompileException) as e:
+        mod.get_function("sequence_gpu")
+    assert "inline_asm" in str(e.value), str(e.value)
+
+
+def test_cuda_samples_simple_texture_is_a_compile_error():
+    """cuda-samples simpleTexture: transformKernel fetches with tex2D<float>(cudaTextureObject_t, ...): textures are
+    not emulated, a CompileException naming tex2D / the texture object, with the emulator's note saying so."""
+    from aclnn_py.emulator import CompileException
+    mod = A.RawModule(code=src("simple_texture.cu"))
+    with pytest.raises(CompileException) as e:
+        mod.get_function("transformKernel")
+    msg = str(e.value)
+    assert "tex2D" in msg or "cudaTextureObject_t" in msg, msg
+    assert "note: textures and surfaces" in msg and "not supported by the emulator" in msg, msg
+
+
+def test_cuda_samples_monte_carlo_curand_is_a_compile_error():
+    """cuda-samples MonteCarloMultiGPU: MonteCarlo_kernel.cu includes <curand_kernel.h> (rngSetupStates: curand_init on
+    curandState): the cuRAND device API is not emulated, a CompileException naming curand_kernel.h."""
+    from aclnn_py.emulator import CompileException
+    mod = A.RawModule(code=src("monte_carlo_curand.cu"))
+    with pytest.raises(CompileException) as e:
+        mod.get_function("rngSetupStates")
+    assert "curand_kernel.h" in str(e.value), str(e.value)
+
+
+def test_cuda_samples_quasirandom_generator(d):
+    """cuda-samples quasirandomGenerator: quasirandomGeneratorKernel<<<128, dim3(128, QRNG_DIMENSIONS)>>> XORs the
+    static __constant__ c_Table[3][31] rows (a non-const pointer into __constant__, __umul24) for the set bits of
+    seed + pos (the table, set by the test with get_global, is random here), and inverseCNDKernel<<<128, 128>>>
+    (Moro's inverse normal, __logf) on its own uniform grid and on given inputs."""
+    import statistics
+    mod = A.RawModule(code=src("quasirandom_generator.cu"), name_expressions=["c_Table"])
+    rng = np.random.default_rng(51)
+    table = rng.integers(0, 2**31, (3, 31), dtype=np.uint32)
+    mod.get_global("c_Table").copy_from_host(table.ctypes.data, table.nbytes)
+    n, seed = 20000, (1 << 30) | 12345   # bits 0..30 of seed + pos all in play
+    po = d.zeros(3 * n, np.float32)
+    mod.get_function("quasirandomGeneratorKernel")((128,), (128, 3), (po, np.uint32(seed), np.uint32(n)))
+    ok()
+    data = seed + np.arange(n, dtype=np.uint64)
+    res = np.zeros((3, n), np.uint64)
+    for bit in range(31):
+        on = ((data >> np.uint64(bit)) & np.uint64(1)).astype(bool)
+        res[:, on] ^= table[:, bit:bit + 1].astype(np.uint64)
+    want = ((res + 1) & 0xFFFFFFFF).astype(np.float64) * (1.0 / 2147483649.0)
+    np.testing.assert_allclose(d.down(po, 3 * n, np.float32).reshape(3, n), want, rtol=1e-6)
+    nd = statistics.NormalDist()
+    for given in (False, True):
+        m = 4096
+        if given:
+            u = rng.integers(1, 2**32 - 1, m, dtype=np.uint64).astype(np.uint32)
+            pin = d.up(u)
+        else:
+            u = ((np.arange(m, dtype=np.uint64) + 1) * ((2**32 - 1) // (m + 1))).astype(np.uint32)
+            pin = np.uint64(0)
+        pz = d.zeros(m, np.float32)
+        mod.get_function("inverseCNDKernel")((128,), (128,), (pz, pin, np.uint32(m)))
+        ok()
+        p = (u.astype(np.float64) + 0.5) / 4294967295.0
+        want = np.array([nd.inv_cdf(v) for v in p])
+        np.testing.assert_allclose(d.down(pz, m, np.float32), want, rtol=1e-5, atol=1e-6, err_msg=f"given {given}")
+
+
+def test_cuda_samples_binomial_options(d):
+    """cuda-samples binomialOptions: binomialOptionsKernel<<<optN, THREADBLOCK_SIZE = 128>>> prices European calls on a
+    NUM_STEPS = 2048 binomial tree (16 nodes per thread in registers, an exchange through __shared__ with two cg::sync
+    per step) from the static __constant__ d_OptionData[] into the static __device__ d_CallValue[]; the option data are
+    prepared as the sample's host binomialOptionsGPU does (set and read with get_global); reference: the same tree in
+    float64 from the same (float) parameters."""
+    mod = A.RawModule(code=src("binomial_options.cu"), name_expressions=["d_OptionData", "d_CallValue"])
+    rng = np.random.default_rng(52)
+    opt, steps = 6, 2048
+    S = rng.uniform(5, 30, opt); X = rng.uniform(1, 100, opt); Tm = rng.uniform(0.25, 10, opt)
+    R, V = 0.06, 0.10
+    dt = Tm / steps
+    vDt = V * np.sqrt(dt)
+    rDt = R * dt
+    u, dn = np.exp(vDt), np.exp(-vDt)
+    pu = (np.exp(rDt) - dn) / (u - dn)
+    Df = np.exp(-rDt)
+    rec = np.stack([S, X, vDt, pu * Df, (1 - pu) * Df], 1).astype(np.float32)   # __TOptionData {S, X, vDt, puByDf, pdByDf}
+    mod.get_global("d_OptionData").copy_from_host(rec.ctypes.data, rec.nbytes)
+    mod.get_function("binomialOptionsKernel")((opt,), (128,), ())
+    ok()
+    out = np.empty(opt, np.float32)
+    mod.get_global("d_CallValue").copy_to_host(out.ctypes.data, out.nbytes)
+    r = rec.astype(np.float64)
+    want = np.empty(opt)
+    for k in range(opt):
+        call = np.maximum(r[k, 0] * np.exp(r[k, 2] * (2.0 * np.arange(steps + 1) - steps)) - r[k, 1], 0)
+        for _ in range(steps):
+            call = r[k, 3] * call[1:] + r[k, 4] * call[:-1]
+        want[k] = call[0]
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+    assert (want > 0.1).sum() >= 2   # not all worthless

@@ -1650,6 +1650,10 @@ def _explain(log: str, code: str = "") -> str:
         hints.append("the emulator runs volatile pointers (`volatile T*`) as ::__emu::vptr<T>, so that warp-synchronous "
                      "code sees lockstep lanes; a template that must deduce T from a volatile pointer parameter "
                      "cannot: give the template argument explicitly")
+    if re.search(r"\b(cudaTextureObject_t|cudaSurfaceObject_t|tex[123]D\w*|texture|surf[123]D\w*|tex1Dfetch)\b[^\n]*"
+                 r"(not declared|has not been declared|does not name a type|was not declared)", log):
+        hints.append("textures and surfaces (cudaTextureObject_t, tex1D/2D/3D, tex1Dfetch, surf*D, texture<>) are not "
+                     "supported by the emulator: read the data through a plain pointer (and interpolate in the kernel)")
     if re.search(r"this_multi_grid|multi_grid_group|cluster_group|this_cluster", log):
         hints.append("multi-grid groups and thread-block clusters are not supported by the emulator")
     return ("".join(f"note: {h}\n" for h in hints)) + log
