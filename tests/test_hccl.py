@@ -249,6 +249,7 @@ class FakeComm:
 
 
 class FakeNccl:
+    """CuPy 13's binding: the unique id is a tuple of 128 C chars."""
     made: list = []
 
     @staticmethod
@@ -257,6 +258,25 @@ class FakeNccl:
 
     @classmethod
     def NcclCommunicator(cls, n, uid, rank):
+        if not isinstance(uid, tuple):            # Cython's typed argument
+            raise TypeError(f"Argument 'commId' has incorrect type (expected tuple, got {type(uid).__name__})")
+        c = FakeComm(n, uid, rank)
+        cls.made.append(c)
+        return c
+
+
+class FakeNccl14(FakeNccl):
+    """CuPy 14's binding: the unique id is 128 bytes (seen on an H200 with cupy-cuda13x 14.2)."""
+    made: list = []
+
+    @staticmethod
+    def get_unique_id():
+        return bytes(i * 37 % 256 for i in range(128))
+
+    @classmethod
+    def NcclCommunicator(cls, n, uid, rank):
+        if not isinstance(uid, bytes):
+            raise TypeError(f"Argument 'commId' has incorrect type (expected bytes, got {type(uid).__name__})")
         c = FakeComm(n, uid, rank)
         cls.made.append(c)
         return c
@@ -266,17 +286,18 @@ class FakeStream:
     ptr = 0xABC
 
 
-def test_nccl_engine_mapping_with_a_fake():
+@pytest.mark.parametrize("lib", [FakeNccl, FakeNccl14], ids=["cupy13", "cupy14"])
+def test_nccl_engine_mapping_with_a_fake(lib):
     from aclnn_py.hccl._nccl import NcclEngine
     D, R = hccl.HcclDataType, hccl.HcclResult
-    eng = NcclEngine(nccl=FakeNccl, scratch_alloc=lambda n: 0x5000)
+    eng = NcclEngine(nccl=lib, scratch_alloc=lambda n: 0x5000)
     payload = eng.root_payload()
     info = _types.pack_root_info(_types.ENGINE_NCCL, payload)
     engine, uid, got = _types.unpack_root_info(info)
     c, st, msg = eng.init_comm(4, uid, got, 2)
-    assert st == 0 and c.size == 4 and c.rank == 2
-    fake = FakeNccl.made[-1]
-    assert fake.args == (4, FakeNccl.get_unique_id(), 2)       # the unique id survives the root info
+    assert st == 0 and c.size == 4 and c.rank == 2, msg
+    fake = lib.made[-1]
+    assert fake.args == (4, lib.get_unique_id(), 2)            # the unique id survives the root info
     s = FakeStream()
     a = dict(send=0x100, recv=0x200, count=10, dtype=int(D.HCCL_DATA_TYPE_BFP16), op=2, root=-1)
     assert eng.enqueue(c, s, "HcclAllReduce", a, True) == (True, None)

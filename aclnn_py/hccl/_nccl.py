@@ -77,7 +77,7 @@ class NcclEngine:
         if isinstance(lib, str):
             return R.HCCL_E_UNAVAIL, lib
         try:
-            uid = lib.get_unique_id()        # a tuple of 128 C chars (-128..127)
+            uid = lib.get_unique_id()        # CuPy 14: 128 bytes; CuPy 13: a tuple of 128 C chars (-128..127)
         except Exception as e:
             return _status_of(e), f"ncclGetUniqueId failed: {e}"
         return bytes(v & 0xFF for v in uid)
@@ -88,11 +88,18 @@ class NcclEngine:
             return None, R.HCCL_E_UNAVAIL, lib
         if len(payload) != 128:
             return None, R.HCCL_E_PARA, "root_info carries no ncclUniqueId (made by another engine?)"
-        unique_id = tuple(b - 256 if b > 127 else b for b in payload)
-        try:
-            comm = lib.NcclCommunicator(n_ranks, unique_id, rank)
-        except Exception as e:
-            return None, _status_of(e), f"ncclCommInitRank failed: {e}"
+        # CuPy 14 takes the id as the bytes get_unique_id returns; CuPy 13 as a tuple of 128 C chars
+        spellings = (bytes(payload), tuple(b - 256 if b > 127 else b for b in payload))
+        for unique_id in spellings:
+            try:
+                comm = lib.NcclCommunicator(n_ranks, unique_id, rank)
+                break
+            except TypeError as e:           # the argument's type, not NCCL: try the other spelling
+                wrong_type = e
+            except Exception as e:
+                return None, _status_of(e), f"ncclCommInitRank failed: {e}"
+        else:
+            return None, R.HCCL_E_INTERNAL, f"ncclCommInitRank failed: {wrong_type}"
         if self._scratch_alloc is not None:
             scratch = self._scratch_alloc(4)
         else:
