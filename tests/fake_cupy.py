@@ -217,9 +217,14 @@ def _build(gpu: FakeGPU):
 
     @rt("pointerGetAttributes")
     def _(p):
-        if p not in gpu.pointer_devices:
-            raise CUDARuntimeError(INVALID_VALUE)
-        return PointerAttributes(gpu.pointer_devices[p], p)
+        # CUDA >= 11: any address inside a device allocation is device memory; any other address is
+        # cudaMemoryTypeUnregistered (0), not an error
+        for base, dev in gpu.pointer_devices.items():
+            if base in gpu.buffers and base <= p < base + len(gpu.buffers[base]):
+                return PointerAttributes(dev, p)
+        attrs = PointerAttributes(-2, p)
+        attrs.type = 0
+        return attrs
 
     # streams and events ------------------------------------------------------------------------
     ptrs = itertools.count(0x7000)

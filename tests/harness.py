@@ -109,6 +109,15 @@ def read_storage(dt: DeviceTensor) -> np.ndarray:
     return host
 
 
+def device_bytes(ptr: int, nbytes: int) -> bytes:
+    """``nbytes`` of device memory at ``ptr``, after the device is idle, copied device to host (on a
+    GPU device memory is not host memory: reading it through ``acl.util.ptr_to_bytes`` gives None)."""
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    out = np.empty(nbytes, np.uint8)
+    assert acl.rt.memcpy(out.ctypes.data, nbytes, ptr, nbytes, 2) == 0, acl.get_recent_err_msg()
+    return out.tobytes()
+
+
 def read_view(dt: DeviceTensor) -> np.ndarray:
     """The logical values of the view, in the tensor's NumPy dtype."""
     info = dtype_info(dt.spec.dtype)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from aclnn_py import acl, cudnn as c
+from harness import device_bytes
 
 F32, F16, BF16, F64 = c.CUDNN_DATA_FLOAT, c.CUDNN_DATA_HALF, c.CUDNN_DATA_BFLOAT16, c.CUDNN_DATA_DOUBLE
 NP = {F32: np.float32, F16: np.float16, BF16: ml_dtypes.bfloat16, F64: np.float64}
@@ -33,8 +34,7 @@ class Buf:
         self.data = self.base + GUARD
 
     def raw(self) -> bytes:
-        acl.rt.synchronize_device()
-        return acl.util.ptr_to_bytes(self.base, self.nbytes + 2 * GUARD)
+        return device_bytes(self.base, self.nbytes + 2 * GUARD)
 
     def guards_intact(self) -> bool:
         r = self.raw()

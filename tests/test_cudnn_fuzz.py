@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from aclnn_py import acl, cudnn as c
+from harness import device_bytes
 
 GUARD = 256
 N_CALLS = int(os.environ.get("ACLNN_PY_FUZZ_EXAMPLES", "40"))
@@ -88,7 +89,7 @@ def test_face_function_survives_hostile_arguments(pool, name):
         assert int(st) != c.CUDNN_STATUS_INTERNAL_ERROR, (name, args, acl.get_recent_err_msg())
     acl.rt.synchronize_device()
     for base, n in bufs:
-        raw = acl.util.ptr_to_bytes(base, n + 2 * GUARD)
+        raw = device_bytes(base, n + 2 * GUARD)
         assert set(raw[:GUARD]) == {0xA5} and set(raw[-GUARD:]) == {0xA5}, f"{name} wrote outside a buffer"
 
 
@@ -152,7 +153,7 @@ class _Env:
 
     def snapshot(self):
         acl.rt.synchronize_device()
-        return [acl.util.ptr_to_bytes(b, n + 2 * GUARD) for b, n in self.bufs]
+        return [device_bytes(b, n + 2 * GUARD) for b, n in self.bufs]
 
 
 MUTATED = ["cudnnBatchNormalizationForwardTrainingEx", "cudnnBatchNormalizationBackwardEx",

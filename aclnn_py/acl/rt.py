@@ -411,12 +411,22 @@ def _side(api, name, ptr, n, write):
     if dying is not None and dying(ptr, n):
         return None, fail(AclError.ACL_ERROR_INVALID_PARAM,
                           f"{api}: {name} [0x{ptr:x}, +{n}) is freed device memory; nothing copied")
-    if state.backend.name == "cuda":
-        return None, OK        # the driver checks unknown pointers on a GPU (cudaErrorInvalidValue)
+    if state.backend.name == "cuda" and _cuda_knows(ptr):
+        return None, OK        # device memory of another allocator (CuPy, PyTorch): the driver checks it
+    # anything else is host memory, which CUDA (like the emulator) touches from the CPU: an address that
+    # is not mapped would be a SIGSEGV inside cudaMemcpy, so the operating system is asked first
     err = _hostmem.range_error(ptr, n, write)
     if err is not None:
         return None, fail(AclError.ACL_ERROR_INVALID_PARAM, f"{api}: {name} {err}; nothing copied")
     return None, OK
+
+
+def _cuda_knows(ptr) -> bool:
+    """Is ``ptr`` device (or managed) memory the CUDA driver knows?"""
+    try:
+        return state.backend.pointer_device(ptr) is not None
+    except DeviceError:        # a broken context: the copy itself will report it
+        return False
 
 
 def _pointer(api, name, v):
