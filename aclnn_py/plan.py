@@ -19,7 +19,8 @@ from .kernel_cache import declare, get_kernel, instantiate
 from .launch import Launch, Slot, Ws
 from .tensor import aclTensor
 
-__all__ = ["Plan", "OpCheckError", "dense_strides", "is_dense", "memory_order", "view_params", "grid_for"]
+__all__ = ["Plan", "OpCheckError", "dense_strides", "is_dense", "memory_order", "view_params", "grid_for",
+           "on_host", "force_profile"]
 
 COPY = declare("copy", instantiate("strided_copy<{U}>", U=("unsigned char", "unsigned short", "unsigned int",
                                                           "unsigned long long")),
@@ -77,6 +78,33 @@ def view_params(sizes, src_strides, dst_strides) -> np.void:
     v["rank"], v["numel"] = r, math.prod(sizes)
     v["sizes"][:r], v["src_strides"][:r], v["dst_strides"][:r] = sizes, src_strides, dst_strides
     return v[()]
+
+
+# Launch profiles. Kernels are the same source everywhere, but a plan sizes its launches for where
+# they run: a GPU gets occupancy-sized grids of 256-thread blocks and one 16-byte vector per thread
+# and step; the host emulator (each CUDA thread is plain CPU code, a block's threads run one after
+# another) gets few, small blocks whose threads walk long runs. Every family asks ``on_host()``;
+# tests run the GPU's plans on the emulator with ``force_profile("gpu")``.
+_FORCED_PROFILE: str | None = None
+
+
+def force_profile(name: str | None) -> None:
+    """Use the ``"gpu"`` or ``"host"`` launch profile whatever the backend (None: follow the backend).
+    For tests that run the GPU's plans on the emulator; callers must drop cached plans."""
+    global _FORCED_PROFILE
+    if name not in (None, "gpu", "host"):
+        raise ValueError(f"unknown launch profile {name!r}")
+    _FORCED_PROFILE = name
+
+
+def on_host() -> bool:
+    """Plan for the host emulator's profile (else a GPU's)."""
+    if _FORCED_PROFILE is not None:
+        return _FORCED_PROFILE == "host"
+    try:
+        return get_backend().name == "host"
+    except Exception:      # no backend yet: plans are only made once one exists
+        return False
 
 
 def grid_for(n: int, block: int = 256, max_blocks: int = 65535) -> tuple[int, int, int]:

@@ -9,6 +9,7 @@ import pytest
 
 from aclnn_py.opdef import REGISTRY
 from aclnn_py.ops import _bn_plan
+from aclnn_py.plan import force_profile
 from harness import samples_match_reference
 from opdb import OP_DB
 
@@ -17,30 +18,30 @@ INFOS = [i for i in OP_DB if REGISTRY[i.name].module == "batch_norm"]
 
 @pytest.fixture
 def gpu_profile(monkeypatch):
-    _bn_plan.force_profile("gpu")
+    force_profile("gpu")
     for info in INFOS:  # plans made with the host profile must not be reused, nor these kept
         monkeypatch.setattr(REGISTRY[info.name].plan_cache, "_d", {})
     yield
-    _bn_plan.force_profile(None)
+    force_profile(None)
 
 
 def test_profiles_differ():
     """The host profile is not the GPU's (else this file tests nothing new)."""
     shape = (8, 64, 3136)
-    _bn_plan.force_profile("gpu")
+    force_profile("gpu")
     try:
         gpu = _bn_plan.plan_reduction(*shape, False), _bn_plan.plan_elementwise(*shape, True, fused=False)
     finally:
-        _bn_plan.force_profile("host")
+        force_profile("host")
     try:
         host = _bn_plan.plan_reduction(*shape, False), _bn_plan.plan_elementwise(*shape, True, fused=False)
     finally:
-        _bn_plan.force_profile(None)
+        force_profile(None)
     assert gpu[0][1] == (256, 1, 1) and host[0][1] == (4, 8, 1)
     assert gpu[1][1] == (16, 16, 1) and host[1][1] == (1, 32, 1)   # host NHWC elementwise: whole rows per thread
     assert gpu != host
     with pytest.raises(ValueError):
-        _bn_plan.force_profile("tpu")
+        force_profile("tpu")
 
 
 @pytest.mark.parametrize("info", INFOS, ids=lambda i: i.name)
@@ -53,11 +54,11 @@ def test_host_nxc_reductions_keep_each_block_cache_sized(N, C, S):
     """On the host a reduction block's 32 threads each walk all of its rows: the host profile splits
     NXC rows so that one block covers about HOST_NXC_BLOCK_ELEMS elements (never fewer rows than a
     chunk of the block's), where the GPU profile sizes the grid by SMs."""
-    _bn_plan.force_profile("host")
+    force_profile("host")
     try:
         grid, block, splits, ws = _bn_plan.plan_reduction(N, C, S, True)
     finally:
-        _bn_plan.force_profile(None)
+        force_profile(None)
     cx, cy, _ = block
     M, per_block_channels = N * S, min(C, 4 * cx)
     assert grid[1] == splits and ws == 3 * splits * C + C

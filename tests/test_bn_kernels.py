@@ -24,6 +24,7 @@ import aclnn_py  # noqa: F401  (declares the kernel families)
 from aclnn_py.kernel_cache import instances, kernel_source
 
 from aclnn_py.ops import _bn_plan as plan
+from aclnn_py.plan import force_profile
 from tests.references import batch_norm as ref
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -345,9 +346,9 @@ def profile(request):
     """Every kernel test runs the host emulator's launch profile (one warp per block, few blocks)
     and the GPU's (256 threads per block, occupancy-sized grids): the same kernels must be right
     for both, and on the emulator only a forced profile exercises the GPU's."""
-    plan.force_profile(request.param)
+    force_profile(request.param)
     yield request.param
-    plan.force_profile(None)
+    force_profile(None)
 
 
 def test_plan_is_pure_and_bounded(profile):

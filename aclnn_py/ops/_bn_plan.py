@@ -17,6 +17,8 @@ writes a reserve mask and the backward launches that read it.
 
 from __future__ import annotations
 
+from ..plan import on_host
+
 THREADS = 256            # threads per block of every data kernel
 EPT = 16                 # NCX: elements per thread per step (nominal; two-input kernels use 8)
 SEG = 4096               # NCX: longest tile = segment of one (n, c) plane
@@ -44,39 +46,17 @@ HOST_TARGET_BLOCKS = 4   # reductions on the host emulator (a few blocks per poo
 HOST_ELEM_MAX_BLOCKS = 256   # elementwise on the host: each thread walks many steps (a block's footprint stays in L2)
 HOST_NXC_BLOCK_ELEMS = 32768  # NXC reductions on the host: elements one block covers (its rows x its channels)
 
-_FORCED: str | None = None  # "gpu" / "host": tests run the other profile's plans on the emulator
-
-
-def force_profile(name: str | None) -> None:
-    """Use the ``"gpu"`` or ``"host"`` launch profile whatever the backend (None: follow the backend).
-    For tests that run the GPU's plans on the emulator; callers must drop cached plans."""
-    global _FORCED
-    if name not in (None, "gpu", "host"):
-        raise ValueError(f"unknown launch profile {name!r}")
-    _FORCED = name
-
-
-def _on_host() -> bool:
-    if _FORCED is not None:
-        return _FORCED == "host"
-    try:
-        from ..backends import get_backend
-        return get_backend().name == "host"
-    except Exception:
-        return False
-
-
 def _threads() -> int:
-    return HOST_THREADS if _on_host() else THREADS
+    return HOST_THREADS if on_host() else THREADS
 
 
 def _target_blocks() -> int:
     """Reduction blocks to aim for: TARGET_BLOCKS on a GPU, HOST_TARGET_BLOCKS on the emulator."""
-    return HOST_TARGET_BLOCKS if _on_host() else TARGET_BLOCKS
+    return HOST_TARGET_BLOCKS if on_host() else TARGET_BLOCKS
 
 
 def _elem_max_blocks() -> int:
-    return HOST_ELEM_MAX_BLOCKS if _on_host() else ELEM_MAX_BLOCKS
+    return HOST_ELEM_MAX_BLOCKS if on_host() else ELEM_MAX_BLOCKS
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -106,7 +86,7 @@ def ncx_geometry(S: int) -> tuple[int, int]:
 def ncx_block(S: int) -> tuple[int, int, int]:
     """(tx, ty, 1): tx threads along a tile (power of two, 4..256), ty tiles side by side."""
     seglen, segs = ncx_geometry(S)
-    if _on_host():
+    if on_host():
         # 4 threads per tile: each thread's 16-byte columns stay within one L1-sized tile. Planes cut
         # into segments of different lengths need whole warps along a tile (the fused forward's mask
         # writer runs warp collectives once per step, so a warp's rows must take the same steps).
@@ -157,7 +137,7 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
         cx, cy, _ = block
         gx = _cdiv(C, CPT * cx)
         splits = min(_cdiv(_target_blocks(), gx), _cdiv(M, RPT * cy), _cdiv(M * min(C, CPT * cx), MIN_BLOCK_ELEMS))
-        if _on_host():
+        if on_host():
             # the block's threads run one after another, each walking every row of the block's range
             # (its 4 channels of each): the range must stay in the CPU's L2 for the next thread
             splits = max(splits, min(_cdiv(M * min(C, CPT * cx), HOST_NXC_BLOCK_ELEMS), _cdiv(M, RPT * cy)))
@@ -180,7 +160,7 @@ def plan_elementwise(N: int, C: int, S: int, channels_last: bool, *, fused: bool
         block = ncx_block(S)
         _, segs = ncx_geometry(S)
         return (min(_cdiv(N * C * segs, block[1]), _elem_max_blocks()), 1, 1), block
-    if _on_host() and not fused:
+    if on_host() and not fused:
         return (1, min(_cdiv(N * S, HOST_THREADS), _elem_max_blocks(), MAX_GRID_Y), 1), (1, HOST_THREADS, 1)
     block = nxc_block(C)
     cx, cy, _ = block
@@ -193,7 +173,7 @@ def plan_finalize(C: int):
     """``bn_stats_finalize`` / ``bn_bwd_reduce_finalize``: block (G, W, 1) = W channels of G lanes.
     A GPU gives each channel a warp (G = 32, W = 8); the host one thread (G = 1, W = 32: with the host's
     few splits a warp per channel would be 31 idle lanes and a fiber switch per shuffle)."""
-    if _on_host():
+    if on_host():
         return (_cdiv(int(C), HOST_THREADS), 1, 1), (1, HOST_THREADS, 1)
     return (_cdiv(int(C), FINALIZE_WARPS), 1, 1), (32, FINALIZE_WARPS, 1)
 

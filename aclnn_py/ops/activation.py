@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import get_backend
 from ..dtypes import aclDataType
 from ..kernel_cache import declare
 from ..opdef import AttrParam as A, Broadcast, FLOATS, OpDef, TensorParam as T, register
-from ..plan import Plan, dense_strides, memory_order
+from ..plan import Plan, dense_strides, memory_order, on_host
 from ..status import AclnnStatus
 from ..tensor import aclScalar
 
@@ -73,7 +72,7 @@ def _scalar(p: Plan, name: str) -> float:
 def _geometry(n: int, itemsize: int) -> tuple[int, int, int]:
     """(grid, block, chunk): elements per thread run. GPU: one 16-byte vector per thread per step;
     the host emulator: one long contiguous run per emulated thread (a plain loop)."""
-    if get_backend().name == "host":
+    if on_host():
         block = 64
         grid = max(1, min(-(-n // (block * 4096)), 64))
         return grid, block, max(1, -(-n // (grid * block)))

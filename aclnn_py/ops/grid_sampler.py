@@ -44,11 +44,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import get_backend
 from ..dtypes import aclDataType, aclFormat
 from ..kernel_cache import declare, instantiate
 from ..opdef import INVALID, NULLPTR, AttrParam as A, OpDef, TensorParam as T, register
-from ..plan import Plan, dense_strides, grid_for, memory_order
+from ..plan import Plan, dense_strides, grid_for, memory_order, on_host
 from ..tensor import aclBoolArray, aclIntArray
 
 F32, F16, BF16, F64 = aclDataType.ACL_FLOAT, aclDataType.ACL_FLOAT16, aclDataType.ACL_BF16, aclDataType.ACL_DOUBLE
@@ -140,7 +139,7 @@ def _plan_affine_grid_bwd(p: Plan) -> None:
     N, D, H, W, R = _affine_dims(p)
     entries = N * R * (R + 1)
     # one warp per entry on the host: the block sum of 256 threads ran as fibers (a tiny call took 0.5 ms)
-    block = 32 if get_backend().name == "host" else BLOCK
+    block = 32 if on_host() else BLOCK
     p.launch(FAMILY, f"affine_grid_bwd<{p.ctype('grad_grid')}>", min(entries, 65535), block,
              (p.read("grad_grid"), p.write("grad_theta"), np.int64(N), np.int64(D), np.int64(H), np.int64(W),
               np.int32(R), np.int32(bool(p["align_corners"]))))

@@ -30,8 +30,7 @@ import numpy as np
 from ..dtypes import aclDataType
 from ..kernel_cache import BOOLS, FLOAT_CTYPES, declare, instantiate
 from ..opdef import AttrParam as A, FLOATS, OpDef, TensorParam as T, register
-from ..backends import get_backend
-from ..plan import Plan, grid_for, memory_order
+from ..plan import Plan, grid_for, memory_order, on_host
 
 _KINDS = ("rows", "block", "cols")
 _CTYPES = (*FLOAT_CTYPES, "double")     # double: compute type f64 (the others f32)
@@ -62,7 +61,7 @@ def _geometry(plan: Plan, like: str) -> tuple[list[int], int, int, int]:
 def _launch(plan: Plan, direction: str, log: bool, ptrs: tuple, outer: int, D: int, inner: int, dtype: str) -> None:
     tmpl = f"<{plan.ctype(dtype)}, {'true' if log else 'false'}>"
     n64 = np.int64
-    if inner == 1 and D <= HOST_ROW_MAX and get_backend().name == "host":
+    if inner == 1 and D <= HOST_ROW_MAX and on_host():
         # the emulator runs warp shuffles as fiber switches (µs per row): a short row is cheaper walked by one
         # thread (the column kernel with inner = 1 runs as a plain loop); a GPU given this plan gives these bits
         plan.launch(FAMILY, f"softmax_{direction}_cols{tmpl}", grid_for(outer, BLOCK), BLOCK,

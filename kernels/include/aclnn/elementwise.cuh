@@ -14,6 +14,10 @@
 // on a GPU chunk = one 16-byte vector per thread (neighbouring threads, neighbouring vectors); on
 // the host emulator one long run per thread, so the inner loop is a plain contiguous loop (no
 // barrier or warp collective anywhere here: the emulator runs these without fibers).
+// A run of exactly one 16-byte vector of f32/f16/bf16 storage at 16-byte-aligned pointers is loaded
+// and stored as one vector (ew_vec_*): element by element, a lane's accesses at a 16-byte stride
+// left each warp access uncoalesced, and an H200 ran the activations at 34 % (f32) and 18 % (bf16)
+// of its HBM bandwidth, 2.4-4.4x behind PyTorch.
 // In place: y may be a (or b) exactly; every element is read by the thread that writes it.
 #pragma once
 
@@ -42,6 +46,12 @@ template <> __device__ __forceinline__ void ew_store<__nv_bfloat16, float>(__nv_
   *p = __float2bfloat16_rn(v);
 }
 
+// Storage types computed in f32 whose 16-byte vectors aclnn/vector.cuh loads and stores.
+template <typename T> struct EwVec { static constexpr bool value = false; };
+template <> struct EwVec<float> { static constexpr bool value = true; };
+template <> struct EwVec<__half> { static constexpr bool value = true; };
+template <> struct EwVec<__nv_bfloat16> { static constexpr bool value = true; };
+
 // Broadcast geometry: dims in the computation's memory order (outer -> inner), already coalesced.
 // y is dense in that order; a and b are read at their per-dim strides (elements; 0 = broadcast).
 struct EwGeom {
@@ -59,6 +69,21 @@ template <typename T, typename Op>
 __global__ void ew_unary(const T* x, T* y, long long n, long long chunk, aclnn::OpParams p) {
   using C = typename aclnn::ComputeOf<T>::type;
   const Op op(p);
+  if constexpr (aclnn::EwVec<T>::value) {
+    constexpr int V = aclnn::Vec16<T>::value;
+    if (chunk == V && aclnn::is_aligned(x, 16) && aclnn::is_aligned(y, 16)) {
+      const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+      const long long threads = (long long)gridDim.x * blockDim.x, full = n / V * V;
+      for (long long s = first * V; s < full; s += threads * V) {
+        float f[V];
+        aclnn::load_vec_f32<V>(x, s, f);
+        for (int k = 0; k < V; ++k) f[k] = op(f[k]);
+        aclnn::store_vec_f32<V>(y, s, f);
+      }
+      for (long long i = full + first; i < n; i += threads) aclnn::ew_store<T, C>(y + i, op(aclnn::ew_load(x + i)));
+      return;
+    }
+  }
   const long long step = (long long)gridDim.x * blockDim.x * chunk;
   for (long long s = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * chunk; s < n; s += step) {
     const long long e = s + chunk < n ? s + chunk : n;
@@ -70,6 +95,23 @@ template <typename T, typename Op>
 __global__ void ew_binary(const T* a, const T* b, T* y, long long n, long long chunk, aclnn::OpParams p) {
   using C = typename aclnn::ComputeOf<T>::type;
   const Op op(p);
+  if constexpr (aclnn::EwVec<T>::value) {
+    constexpr int V = aclnn::Vec16<T>::value;
+    if (chunk == V && aclnn::is_aligned(a, 16) && aclnn::is_aligned(b, 16) && aclnn::is_aligned(y, 16)) {
+      const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+      const long long threads = (long long)gridDim.x * blockDim.x, full = n / V * V;
+      for (long long s = first * V; s < full; s += threads * V) {
+        float fa[V], fb[V];
+        aclnn::load_vec_f32<V>(a, s, fa);
+        aclnn::load_vec_f32<V>(b, s, fb);
+        for (int k = 0; k < V; ++k) fa[k] = op(fa[k], fb[k]);
+        aclnn::store_vec_f32<V>(y, s, fa);
+      }
+      for (long long i = full + first; i < n; i += threads)
+        aclnn::ew_store<T, C>(y + i, op(aclnn::ew_load(a + i), aclnn::ew_load(b + i)));
+      return;
+    }
+  }
   const long long step = (long long)gridDim.x * blockDim.x * chunk;
   for (long long s = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * chunk; s < n; s += step) {
     const long long e = s + chunk < n ? s + chunk : n;
