@@ -158,7 +158,11 @@ def hold_gpu(cuda_stream_ptr: int, us: float = 500.0) -> None:
     import cupy
     if not _hold_kernel:
         _hold_kernel.append(cupy.RawKernel(_SPIN, "hold"))
-    with cupy.cuda.ExternalStream(cuda_stream_ptr):
+    import warnings
+    with warnings.catch_warnings():       # CuPy 14 deprecates ExternalStream (it still works, as measured)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        external = cupy.cuda.ExternalStream(cuda_stream_ptr)
+    with external:
         _hold_kernel[0]((1,), (1,), (np.int64(us * 1e3),))
 
 
