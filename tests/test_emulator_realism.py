@@ -544,6 +544,44 @@ def test_warps_run_side_by_side_after_a_barrier(d, threads):
     np.testing.assert_array_equal(d.down(po, x.size, np.float32), want)
 
 
+EVERY_WARP_READS_EVERY_SLOT = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+namespace cg = cooperative_groups;
+// llm.c attention_backward's kernel8 pattern: each warp writes its sum into its slot, block.sync(),
+// every warp reads all the slots back with cg::reduce, and the next iteration writes the slot again
+// with no second barrier. The last warp completes the barrier; it must not run a whole iteration
+// before warp 0 has read the slots.
+extern "C" __global__ void slots_every_iteration(const float* x, float* out, int iters) {
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    __shared__ float acc[32];
+    const int nw = warp.meta_group_size(), w = warp.meta_group_rank(), lane = warp.thread_rank();
+    for (int it = 0; it < iters; ++it) {
+        acc[w] = cg::reduce(warp, x[(it * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x], cg::plus<float>{});
+        block.sync();
+        const float total = cg::reduce(warp, lane < nw ? acc[lane] : 0.f, cg::plus<float>{});
+        if (lane == 0) out[(it * gridDim.x + blockIdx.x) * nw + w] = total;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [64, 256, 1024])
+def test_every_warp_gets_a_turn_after_a_barrier(d, threads):
+    """Only the next two warps used to get a turn at a collective: the last warp, which completes the
+    barrier, ran a whole iteration and overwrote its slot before warp 0 read it (64 threads: 96 for 64,
+    silently). Now every warp that can run gets a turn."""
+    mod = A.RawModule(code=EVERY_WARP_READS_EVERY_SLOT)
+    iters, blocks, nw = 4, 2, threads // 32
+    x = np.random.default_rng(threads).integers(-20, 20, iters * blocks * threads).astype(np.float32)
+    po = d.zeros(iters * blocks * nw, np.float32)
+    mod.get_function("slots_every_iteration")((blocks,), (threads,), (d.up(x), po, np.int32(iters)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    want = x.reshape(iters * blocks, threads).sum(1).repeat(nw)
+    np.testing.assert_array_equal(d.down(po, want.size, np.float32), want)
+
+
 def test_convergence_points_go_only_into_warp_code():
     from aclnn_py.emulator import compiler as C
     code = """

@@ -839,23 +839,37 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
         return f->cres;
     }
     // Warps of a block run side by side on a GPU, not one after another: before this warp leaves the
-    // collective, the next warps that can run (READY threads within the next two warps) run up to
-    // their own next wait. So after a barrier every warp's first loads come before a store one warp
-    // makes a few collectives later (llm.c's softmax_forward_kernel4 reads shared[0], the broadcast
-    // max, after __syncthreads while warp 0 reuses the slot for its partial sum once it has shuffled:
-    // a race a GPU wins in practice, and that a warp running ahead lost here, silently). The
-    // completing lane stays READY with its group complete-but-unreleased, and releases it when it
-    // runs again (once: no second turn).
+    // collective, every other warp that can run gets one turn (its READY threads run up to their own
+    // next wait), the warps after this one first, then those before it. So after a barrier every
+    // warp's loads before its first collective come before any warp leaves that collective, and
+    // before a store one warp makes a few collectives later. Races a GPU wins in practice, that a
+    // warp running ahead lost here, silently: llm.c's softmax_forward_kernel4 reads shared[0], the
+    // broadcast max, after __syncthreads while warp 0 reuses the slot for its partial sum once it has
+    // shuffled; attention_backward's kernel8 reads every warp's slot after block.sync() while each warp
+    // writes its own again one iteration later (when only the next two warps got a turn, the last
+    // warp, which completes the barrier, ran a whole iteration before warp 0 read). The completing
+    // lane stays READY with its group complete-but-unreleased, and releases it when it runs again
+    // after the turns (one per warp: a warp that spins on __nanosleep cannot hold it back).
     {
-        const unsigned end = std::min(ex.nthreads, base + 96);
-        for (unsigned j = base + 32; j < end; ++j) {
-            if (ex.fibers[j].state != ST_READY) continue;
-            switch_to(f, ex.fibers[j]);
+        const unsigned nw = (ex.nthreads + 31) / 32;
+        bool switched = false;
+        for (unsigned k = 1; k < nw; ++k) {
+            const unsigned wj = warp + k < nw ? warp + k : warp + k - nw;
+            const Warp& o = ex.warps[wj];
+            if (!(o.exist & ~o.exited & ~o.waiting)) continue;   // every lane exited or waits in a collective
+            const unsigned b = wj * 32, e = std::min(ex.nthreads, b + 32);
+            for (unsigned j = b; j < e; ++j) {
+                if (ex.fibers[j].state != ST_READY) continue;
+                switch_to(f, ex.fibers[j]);
+                switched = true;
+                break;
+            }
+        }
+        if (switched) {
             g = nullptr;   // groups of this warp may have moved in w.g meanwhile: find it again
             for (int i = 0; i < w.ngroups; ++i)
                 if (w.g[i].mask == eff) { g = &w.g[i]; break; }
             if (!g) fail("internal: warp %u lost its pending %s group (mask 0x%08x)", warp, op_name(op), eff);
-            break;
         }
     }
     complete_group(ex, *g, base);
