@@ -126,6 +126,34 @@ def test_integer_division_by_zero(mod, stream):
     still_usable(mod, stream)
 
 
+BIG_FRAME = r"""
+// Per-thread locals larger than the emulator's fiber stack (128 KiB): legal CUDA (local memory), and what
+// an unrolled WMMA tile loop needs (cuda-samples dmmaTensorCoreGemm's compute_dgemm, 128-160 KiB).
+template <int N>
+__global__ void big_frame(float* out) {
+    volatile float buf[N];
+    for (int i = 0; i < 64; i++) buf[i] = threadIdx.x * 1000 + i;
+    __syncthreads();                                  // fibers: each thread on its own stack
+    float s = 0;
+    for (int i = 0; i < 64; i++) s += buf[i] - (threadIdx.x * 1000 + i);
+    out[threadIdx.x] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("floats", [34000, 70000])
+def test_a_frame_past_the_stack_is_a_stack_overflow_not_a_wild_write(stream, floats):
+    """A frame of 133 (275) KiB moved the stack pointer past the one guard page: the stores landed in the
+    next fiber's stack (another thread's locals) and the report was an "illegal memory write ... address
+    not mapped" naming a wrong thread. The emulator now probes every page of a large frame in order."""
+    name = f"big_frame<{floats}>"
+    mod = A.RawModule(code=BIG_FRAME, name_expressions=[name])
+    p = dev(32 * 4)
+    mod.get_function(name)((1,), (32,), (p,), stream=stream)
+    expect_fault(stream, r"stack overflow in thread \(0,0,0\)", r"ACLNN_PY_EMU_STACK_KB")
+    acl.rt.free(p)
+
+
 @pytest.mark.parametrize("kernel", ["deep_recursion", "deep_recursion_fibers"])
 def test_unbounded_recursion_is_a_stack_overflow(mod, stream, kernel):
     p = upload(np.zeros(64, np.int32))

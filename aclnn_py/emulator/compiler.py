@@ -69,6 +69,12 @@ _BASE_FLAGS = (
     # otherwise contract where it sees fit, so a result would depend on the CPU. (The GPU contracts by
     # default, --fmad=true, in nvcc's places: the emulator matches a --fmad=false build; SUPPORT.md.)
     "-ffp-contract=off",
+    # A CUDA thread's frame larger than a page (big local arrays: an unrolled WMMA tile loop needs
+    # 128-160 KiB) moved the stack pointer past the fiber stack's guard page into the next fiber's
+    # stack: another thread's locals were overwritten, then a wild "illegal memory write" was
+    # reported. With the probes every page of a new frame is touched in order, so an overflow always
+    # faults in the guard page and is reported as one (cost: a probe per page of large frames only).
+    "-fstack-clash-protection",
     "-fvisibility=hidden",
     "-fvisibility-inlines-hidden",
     "-U_FORTIFY_SOURCE",

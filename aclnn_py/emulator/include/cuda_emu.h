@@ -1202,8 +1202,9 @@ static void record_fault(Launch& L, EmuFault& fa) {
             overflow = (addr <= sp + 4096 && addr + 65536 >= sp);
         }
         if (overflow) {
-            record(&L, bid, "stack overflow in %s (unbounded or too deep recursion?); the emulator "
-                   "gives each CUDA thread ACLNN_PY_EMU_STACK_KB=%zu KiB of stack", who, fiber_stack_size() / 1024);
+            record(&L, bid, "stack overflow in %s (unbounded or too deep recursion, or large local arrays?); the "
+                   "emulator gives each CUDA thread ACLNN_PY_EMU_STACK_KB=%zu KiB of stack (raise it for large "
+                   "frames)", who, fiber_stack_size() / 1024);
             return;
         }
         record(&L, bid, "illegal memory %s at address 0x%016llx in %s (%s%s)",
