@@ -247,6 +247,34 @@ def test_extern_shared_spellings(mod, d, k):
     np.testing.assert_array_equal(d.down(po, 64, np.float32), np.arange(63, -1, -1, dtype=np.float32))
 
 
+SHARED_ALIGNAS = r"""
+// alignas after __shared__ (nvcc accepts it; cuda-samples' globalToShmemAsyncCopy spells it so)
+extern "C" __global__ void shared_alignas(float* out, unsigned long long* misalign) {
+    __shared__ alignas(128) float s[64];
+    static __shared__ alignas(alignof(float4)) float t[64];
+    extern __shared__ alignas(16) float dyn[];
+    s[threadIdx.x] = threadIdx.x;
+    t[threadIdx.x] = 2 * threadIdx.x;
+    dyn[threadIdx.x] = 3 * threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[63 - threadIdx.x] + t[63 - threadIdx.x] + dyn[63 - threadIdx.x];
+    if (threadIdx.x == 0)
+        *misalign = reinterpret_cast<unsigned long long>(s) % 128 + reinterpret_cast<unsigned long long>(t) % 16;
+}
+"""
+
+
+def test_shared_alignas_after_the_qualifier(d):
+    """It was g++'s "standard attributes in middle of decl-specifiers" (``__shared__`` reads
+    ``thread_local`` on the emulator); the alignment must hold too."""
+    k = A.RawModule(code=SHARED_ALIGNAS).get_function("shared_alignas")
+    po, pm = d.zeros(64, np.float32), d.zeros(1, np.uint64)
+    k((1,), (64,), (po, pm), shared_mem=64 * 4)
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 64, np.float32), 6 * np.arange(63, -1, -1, dtype=np.float32))
+    assert d.down(pm, 1, np.uint64)[0] == 0
+
+
 def test_partial_mask_shuffle_matches_a_gpu(mod, d):
     x = np.arange(1, 33, dtype=np.int32)
     po = d.zeros(32, np.int32)

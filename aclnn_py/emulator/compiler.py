@@ -427,6 +427,16 @@ _UNSIZED_END_RE = re.compile(r"\[\s*\]((?:\s*\[[^\[\];{}]*\])*)\s*;")   # name[]
 _DECL_NAME_RE = re.compile(r"([A-Za-z_]\w*)\s*$")
 
 
+_SHARED_ALIGNAS_RE = re.compile(r"\b((?:static\s+)?)thread_local(\s+)((?:alignas\s*" + _PAREN + r"\s*)+)")
+
+
+def _rewrite_shared_alignas(text: str) -> str:
+    """``__shared__ alignas(16) T x[N];`` (nvcc accepts it; cuda-samples' globalToShmemAsyncCopy) reads
+    ``thread_local alignas(16) ...`` after preprocessing, which g++ rejects ("standard attributes in
+    middle of decl-specifiers"): the alignas moves in front, where it means the same."""
+    return _SHARED_ALIGNAS_RE.sub(lambda m: f"{m.group(3).rstrip()}{m.group(2)}{m.group(1)}thread_local ", text)
+
+
 def _rewrite_extern_shared(text: str) -> str:
     """``extern __shared__ T name[];`` in any spelling (``extern T __shared__ name[]``,
     ``__shared__ extern ...``, with alignment attributes, or multi-dimensional ``name[][N]``, as
@@ -1688,7 +1698,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         last = 0
         for a, b in segs:
             pieces.append(pre_text[last:a])
-            seg = _rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(pre_text[a:b])))
+            seg = _rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(_rewrite_shared_alignas(pre_text[a:b]))))
             pieces.append(seg)
             user_text.append(seg)
             last = b
