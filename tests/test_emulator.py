@@ -126,6 +126,14 @@ def errs():
 
 
 @pytest.fixture(scope="module")
+def errs60():
+    """errors.cu for sm_60: before Volta the threads of a block must meet at one __syncthreads."""
+    src = (KDIR / "errors.cu").read_text()
+    return compile_module(src, options=("-std=c++17", "-arch=sm_60"), name_expressions=name_expressions(src),
+                          filename="errors.cu")
+
+
+@pytest.fixture(scope="module")
 def conv():
     return load("conversions.cu")
 
@@ -745,18 +753,54 @@ def test_assert_in_kernel_reports_an_error(conf, errs):
 # ------------------------------------------------------------------------------------------------
 # errors: strictness, never a hang
 # ------------------------------------------------------------------------------------------------
-def test_mismatched_barrier_call_sites(errs):
+def test_mismatched_barrier_call_sites_before_sm70(errs60):
     x = np.zeros(64, np.float32)
-    expect_kernel_error(errs.get_function("bad_barrier"), (2, 1, 1), (64, 1, 1), [ptr(x)], kernel="bad_barrier",
-                        match=r"__syncthreads reached from different call sites \(errors\.cu:\d+ vs errors\.cu:\d+\)")
+    expect_kernel_error(errs60.get_function("bad_barrier"), (2, 1, 1), (64, 1, 1), [ptr(x)], kernel="bad_barrier",
+                        match=r"__syncthreads reached from different call sites \(errors\.cu:\d+ vs errors\.cu:\d+\)"
+                              r".*before sm_70, -arch=sm_60")
 
 
-def test_the_lowest_failing_block_is_reported(errs):
+def test_barriers_at_different_call_sites_count_arrivals_from_sm70(errs):
+    """From Volta on a block barrier counts arriving threads whichever __syncthreads they run (siboehm's
+    SGEMM kernel 11 splits its warps between two): the same kernel runs, and the barrier holds."""
+    src = r"""
+    extern "C" __global__ void split_barrier(const float* x, float* out) {
+        __shared__ float s[256];
+        const int t = threadIdx.x;
+        if (t < 128) { s[t] = 2 * x[t]; __syncthreads(); out[t] = s[255 - t]; }
+        else         { s[t] = 3 * x[t]; __syncthreads(); out[t] = s[255 - t]; }
+    }
+    """
+    k = compile_module(src, options=("-std=c++17",)).get_function("split_barrier")
+    x = np.arange(256, dtype=np.float32)
+    out = np.zeros(256, np.float32)
+    k.launch((3, 1, 1), (256, 1, 1), [ptr(x), ptr(out)])
+    want = np.where(np.arange(256) < 128, 2, 3) * x
+    np.testing.assert_array_equal(out, want[::-1])
+    y = np.zeros(64, np.float32)
+    errs.get_function("bad_barrier").launch((2, 1, 1), (64, 1, 1), [ptr(y)])    # sm_80: no error
+    np.testing.assert_array_equal(y, np.where(np.arange(64) < 16, 1, 2))
+
+
+def test_different_barrier_kinds_never_combine(errs):
+    src = r"""
+    extern "C" __global__ void kinds(int* out) {
+        if (threadIdx.x < 32) out[threadIdx.x] = __syncthreads_count(1);
+        else { __syncthreads(); out[threadIdx.x] = 0; }
+    }
+    """
+    out = np.zeros(64, np.int32)
+    k = compile_module(src, options=("-std=c++17",)).get_function("kinds")
+    expect_kernel_error(k, (1, 1, 1), (64, 1, 1), [ptr(out)], kernel="kinds",
+                        match=r"different block barriers meet: __syncthreads(_count)? \(")
+
+
+def test_the_lowest_failing_block_is_reported(errs60):
     """Every block fails; blocks run in parallel on the pool's threads, and whichever records first,
     the report names block (0,0,0) on every run."""
     x = np.zeros(64, np.float32)
     for _ in range(20):
-        expect_kernel_error(errs.get_function("bad_barrier"), (64, 1, 1), (64, 1, 1), [ptr(x)], kernel="bad_barrier")
+        expect_kernel_error(errs60.get_function("bad_barrier"), (64, 1, 1), (64, 1, 1), [ptr(x)], kernel="bad_barrier")
 
 
 def test_shuffle_mask_names_exited_lane(errs):
@@ -808,11 +852,11 @@ def test_barrier_missed_by_static_scan_is_reported(errs, monkeypatch):
     np.testing.assert_array_equal(out, np.arange(63, -1, -1, dtype=np.float32))
 
 
-def test_module_still_works_after_errors(conf, errs):
+def test_module_still_works_after_errors(conf, errs60):
     x = np.zeros(64, np.float32)
     for _ in range(3):
         with pytest.raises(KernelError):
-            errs.get_function("bad_barrier").launch((1, 1, 1), (64, 1, 1), [ptr(x)])
+            errs60.get_function("bad_barrier").launch((1, 1, 1), (64, 1, 1), [ptr(x)])
     test_block_reduce_shared_memory(conf)
     test_warp_shuffle_reductions(conf)
 

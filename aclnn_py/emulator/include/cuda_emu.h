@@ -182,6 +182,9 @@ struct dim3 {
 // ---------------------------------------------------------------------------------------------
 // 4. The runtime: fibers, block scheduler, barrier, warp collectives, thread pool
 // ---------------------------------------------------------------------------------------------
+#ifndef ACLNN_EMU_CUDA_ARCH  // the -arch the user targets (the compiler passes it; see the end of the file)
+#define ACLNN_EMU_CUDA_ARCH 800
+#endif
 namespace __emu {
 
 enum : unsigned char { ST_READY = 0, ST_BAR = 1, ST_WARP = 2, ST_EXITED = 3, ST_AMASK = 4, ST_GRID = 5 };
@@ -621,11 +624,22 @@ static int bar_sync(int kind, int pred, const char* file, int line) {
         ex.bar_line = line;
         ex.bar_kind = kind;
         ex.bar_first = f->linear;
-    } else if (line != ex.bar_line || kind != ex.bar_kind || (file != ex.bar_file && strcmp(file, ex.bar_file) != 0)) {
+    } else if (kind != ex.bar_kind ||
+               (ACLNN_EMU_CUDA_ARCH < 700 && (line != ex.bar_line || (file != ex.bar_file && strcmp(file, ex.bar_file) != 0)))) {
+        // From sm_70 on, a block barrier counts the threads that arrive, whichever __syncthreads they
+        // execute (independent thread scheduling): siboehm's SGEMM kernel 11 splits its warps between
+        // two __syncthreads and runs on every GPU since Volta. Before sm_70 (-arch=sm_6x) the threads of
+        // a warp had to meet at the same one: reported. Different kinds (__syncthreads_count vs
+        // __syncthreads_or ...) never combine.
         const Fiber& o = ex.fibers[ex.bar_first];
+        if (kind != ex.bar_kind)
+            fail("different block barriers meet: %s (%s:%d) and %s (%s:%d): thread (%u,%u,%u) waits at the first, "
+                 "thread (%u,%u,%u) arrives at the second", bar_name(ex.bar_kind), base_name(ex.bar_file), ex.bar_line,
+                 bar_name(kind), base_name(file), line, o.tid.x, o.tid.y, o.tid.z, f->tid.x, f->tid.y, f->tid.z);
         fail("%s reached from different call sites (%s:%d vs %s:%d): thread (%u,%u,%u) waits at the first, "
-             "thread (%u,%u,%u) arrives at the second", bar_name(kind), base_name(ex.bar_file), ex.bar_line,
-             base_name(file), line, o.tid.x, o.tid.y, o.tid.z, f->tid.x, f->tid.y, f->tid.z);
+             "thread (%u,%u,%u) arrives at the second (before sm_70, -arch=sm_%d here, a block's threads must meet "
+             "at one barrier)", bar_name(kind), base_name(ex.bar_file), ex.bar_line,
+             base_name(file), line, o.tid.x, o.tid.y, o.tid.z, f->tid.x, f->tid.y, f->tid.z, ACLNN_EMU_CUDA_ARCH / 10);
     }
     ex.bar_count++;
     ex.bar_acc += (pred != 0);
