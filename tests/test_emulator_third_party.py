@@ -1484,3 +1484,193 @@ def test_cuda_samples_binomial_options(d):
         want[k] = call[0]
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
     assert (want > 0.1).sum() >= 2   # not all worthless
+
+
+# siboehm/SGEMM_CUDA kernels 1-11, each instantiated and launched as src/runner.cu's run_* function does:
+# number -> (name expression, grid(M, N), block, two (M, N, K) the kernel supports).  Kernels 1/2 guard their edges
+# (one ragged size); 3/4 need M, N, K multiples of the tile; 5..11 run the runner's BM = BN = 128 branch when
+# M, N >= 128 (kernel 5's 64 x 64 branch as well: with BM = 64 only 64 threads load the 128 float4 of kernels 6..8's
+# A tile, so the runner's small branch of 6..8 is broken on a GPU too and not tested); 11 needs BN = 256 and runs one
+# size with K = 3 * BK (its odd last half-step).
+_CD = lambda a, b: (a + b - 1) // b
+SGEMM = {
+    1: ("sgemm_naive", lambda M, N: (_CD(M, 32), _CD(N, 32)), (32, 32), [(128, 128, 128), (100, 72, 40)]),
+    2: ("sgemm_global_mem_coalesce<32>", lambda M, N: (_CD(M, 32), _CD(N, 32)), (32 * 32,),
+        [(128, 128, 128), (100, 72, 40)]),
+    3: ("sgemm_shared_mem_block<32>", lambda M, N: (_CD(M, 32), _CD(N, 32)), (32 * 32,), [(128, 128, 128), (64, 96, 64)]),
+    4: ("sgemm1DBlocktiling<64, 64, 8, 8>", lambda M, N: (_CD(N, 64), _CD(M, 64)), (64 * 64 // 8,),
+        [(128, 128, 128), (256, 192, 64)]),
+    5: ("sgemm2DBlocktiling<128, 128, 8, 8, 8>", lambda M, N: (_CD(N, 128), _CD(M, 128)), (128 * 128 // 64,),
+        [(128, 128, 128), (256, 384, 64)]),
+    "5 (M < 128)": ("sgemm2DBlocktiling<64, 64, 8, 8, 8>", lambda M, N: (_CD(N, 64), _CD(M, 64)), (64 * 64 // 64,),
+                    [(64, 64, 32), (64, 192, 64)]),
+    6: ("sgemmVectorize<128, 128, 8, 8, 8>", lambda M, N: (_CD(N, 128), _CD(M, 128)), (256,),
+        [(128, 128, 128), (256, 384, 64)]),
+    7: ("sgemmResolveBankConflicts<128, 128, 8, 8, 8>", lambda M, N: (_CD(N, 128), _CD(M, 128)), (256,),
+        [(128, 128, 128), (256, 384, 64)]),
+    8: ("sgemmResolveBankExtraCol<128, 128, 8, 8, 8>", lambda M, N: (_CD(N, 128), _CD(M, 128)), (256,),
+        [(128, 128, 128), (256, 384, 64)]),
+    9: ("sgemmAutotuned<128, 128, 16, 8, 8>", lambda M, N: (_CD(N, 128), _CD(M, 128)), (256,),   # K9_NUM_THREADS
+        [(128, 128, 128), (256, 384, 64)]),
+    10: ("sgemmWarptiling<128, 128, 16, 64, 64, 4, 8, 4, 128>", lambda M, N: (_CD(N, 128), _CD(M, 128)), (128,),
+         [(128, 128, 128), (256, 384, 64)]),
+    11: ("sgemmDoubleBuffering<128, 256, 16, 128, 32, 1, 8, 8, 256>", lambda M, N: (_CD(N, 256), _CD(M, 128)), (256,),
+         [(128, 256, 128), (256, 512, 48)]),
+}
+
+
+@pytest.fixture(scope="module")
+def sgemm_mod():
+    return A.RawModule(code=src("sgemm_cuda.cu"), name_expressions=[v[0] for v in SGEMM.values()])
+
+
+@pytest.mark.parametrize("kernel", list(SGEMM))
+def test_siboehm_sgemm(d, sgemm_mod, kernel):
+    """siboehm/SGEMM_CUDA (the "How to optimize a CUDA matmul kernel" worklog) kernels 1..11, C = alpha A @ B + beta C on
+    row-major float32, each with the template parameters and launch geometry of src/runner.cu, at two sizes. Kernel 11
+    (sgemmDoubleBuffering) splits the block into two 128-thread halves that reach __syncthreads() from different call
+    sites (if (doubleBufferIdx == 0) {... __syncthreads() ...} else {...}): Volta and later count barrier arrivals per
+    warp, so it runs on the default sm_80 as on the GPUs the repo benchmarks. Tolerance: K float32 products of N(0, 1)
+    summed in order, |error| <= K * eps32 * sqrt(K) ~ 1e-4 at K = 128 (1e-5 seen)."""
+    name, grid, block, sizes = SGEMM[kernel]
+    rng = np.random.default_rng(60)
+    alpha, beta = 0.5, 0.25
+    for M, N, K in sizes:
+        a = rng.standard_normal((M, K)).astype(np.float32)
+        b = rng.standard_normal((K, N)).astype(np.float32)
+        c = rng.standard_normal((M, N)).astype(np.float32)
+        pc = d.up(c)
+        sgemm_mod.get_function(name)(grid(M, N), block, (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha),
+                                                          d.up(a), d.up(b), np.float32(beta), pc))
+        ok()
+        want = alpha * (a.astype(np.float64) @ b.astype(np.float64)) + beta * c.astype(np.float64)
+        np.testing.assert_allclose(d.down(pc, M * N, np.float32).reshape(M, N), want, rtol=0,
+                                   atol=K * np.sqrt(K) * np.finfo(np.float32).eps, err_msg=f"{name} {M}x{N}x{K}")
+
+
+def test_llmc_attention_backward_softmax(d):
+    """llm.c dev/cuda/attention_backward.cu: the autoregressive softmax backward dpreatt = scale * att * (datt -
+    sum_t2<=t att * datt) on (B, NH, T, T), by softmax_autoregressive_backward_kernel1 (one thread per t3, looping over
+    b, h), kernel3 (a warp per t3, cg::reduce), kernel7<BlockSize> and kernel8<BlockSize> (a block per row / per 4 rows:
+    warp sums into __shared__ block_acc[32], block.sync(), every warp cg::reduce's the slots back; kernel8 then rewrites
+    its slot for the next row with no second barrier) launched as the file's launch_softmax_1/3/7/8 with the block
+    sizes of its dispatch_launch. Kernel 8 with 64..1024 threads used to come back silently wrong (a warp ran a whole
+    row ahead and overwrote block_acc before the others had read it). Only t3 <= t may be written: the rest of the
+    NaN-filled output must stay NaN. (Kernels 4 and 6 write/read outside the row for some T and are left out.)"""
+    mod = A.RawModule(code=src("llmc_attention_backward.cu"), options=LLMC,
+                      name_expressions=[f"softmax_autoregressive_backward_kernel{k}<{b}>" for k in (7, 8)
+                                        for b in (32, 64, 256, 1024)])
+    rng = np.random.default_rng(61)
+    I = np.int32
+    for B, T, C, NH in ((2, 36, 48, 3), (1, 128, 64, 2)):
+        hs = C // NH
+        scale = np.float32(1.0) / np.sqrt(np.float32(hs))
+        mask = np.broadcast_to(np.tril(np.ones((T, T), bool)), (B, NH, T, T))
+        pre = np.where(mask, rng.standard_normal((B, NH, T, T)), -np.inf)
+        att = np.exp(pre - pre.max(-1, keepdims=True))
+        att = (att / att.sum(-1, keepdims=True)).astype(np.float32)
+        datt = rng.standard_normal((B, NH, T, T)).astype(np.float32)
+        a64, d64 = att.astype(np.float64), datt.astype(np.float64)
+        want = scale * a64 * (d64 - np.where(mask, a64 * d64, 0).sum(-1, keepdims=True))
+        patt, pdatt = d.up(att), d.up(datt)
+        runs = [("softmax_autoregressive_backward_kernel1", (_CD(T, 32), B * NH), 32),
+                ("softmax_autoregressive_backward_kernel3", (_CD(32 * T, 256), B * NH), 256)]
+        runs += [(f"softmax_autoregressive_backward_kernel{k}<{bs}>", (T if k == 7 else T // 4, B * NH), bs)
+                 for k in (7, 8) for bs in (32, 64, 256, 1024)]
+        for name, grid, bs in runs:
+            pd = d.up(np.full(B * NH * T * T, np.nan, np.float32))
+            args = (I(B), I(T), I(C), I(NH)) if "<" not in name else (I(B), I(T), I(C), scale)
+            mod.get_function(name)(grid, (bs,), (pd, pdatt, patt) + args)
+            ok()
+            got = d.down(pd, B * NH * T * T, np.float32).reshape(B, NH, T, T)
+            assert np.isnan(got[~mask]).all(), f"{name} wrote above the diagonal"
+            # |want| <= scale * (|datt| + |sum|) ~ 1; float32 sums of <= T terms
+            np.testing.assert_allclose(got[mask], want[mask], rtol=0, atol=1e-6, err_msg=f"{name} B,T,C,NH={B},{T},{C},{NH}")
+        # permute_kernel_backward / unpermute_kernel_backward: the += scatters of dq/dk/dv and dout (launcher block 256)
+        dq, dk, dv = (rng.standard_normal((B, NH, T, hs)).astype(np.float32) for _ in range(3))
+        dinp = rng.standard_normal((B, T, 3, NH, hs)).astype(np.float32)
+        pdinp = d.up(dinp)
+        n = B * T * C
+        mod.get_function("permute_kernel_backward")((_CD(n, 256),), (256,), (pdinp, d.up(dq), d.up(dk), d.up(dv),
+                                                                             I(B), I(T), I(NH), I(hs)))
+        dout = rng.standard_normal((B, T, NH, hs)).astype(np.float32)
+        dv0 = rng.standard_normal((B, NH, T, hs)).astype(np.float32)
+        pdv = d.up(dv0)
+        mod.get_function("unpermute_kernel_backward")((_CD(n, 256),), (256,), (pdv, d.up(dout), I(B), I(T), I(NH), I(hs)))
+        ok()
+        want_inp = dinp + np.stack([x.transpose(0, 2, 1, 3) for x in (dq, dk, dv)], 2)
+        np.testing.assert_array_equal(d.down(pdinp, 3 * n, np.float32).reshape(B, T, 3, NH, hs), want_inp)
+        np.testing.assert_array_equal(d.down(pdv, n, np.float32).reshape(B, NH, T, hs), dv0 + dout.transpose(0, 2, 1, 3))
+
+
+def test_cuda_samples_transpose(d):
+    """cuda-samples transpose: all 8 kernels with TILE_DIM 32, BLOCK_ROWS 16, grid (W / 32, H / 32), block (32, 16) as the
+    sample's main, on a square 256 x 256 matrix (the sample's case; it checks copy/copySharedMem against the input and
+    the rest against the transpose, the partial fine-/coarse-grained ones only for speed: here they are checked as what
+    they do: transpose inside each tile / move whole tiles) and on a 512 x 96 one (transposeDiagonal's non-square
+    block mapping; copySharedMem's guard xIndex < height && yIndex < width, written for square matrices, then leaves
+    part of the output alone)."""
+    mod = A.RawModule(code=src("transpose.cu"))
+    rng = np.random.default_rng(62)
+    TD, BR = 32, 16
+    for W, H in ((256, 256), (512, 96)):
+        a = rng.random((H, W), dtype=np.float32)
+        pi = d.up(a)
+        r = np.arange(H)[:, None]
+        x = np.arange(W)[None, :]
+        want = {"copy": a, "copySharedMem": np.where((x < H) & ((r // TD) * TD + (r % TD) % BR < W), a, -1),
+                "transposeNaive": a.T, "transposeCoalesced": a.T, "transposeNoBankConflicts": a.T,
+                "transposeDiagonal": a.T}
+        if W == H:
+            want["transposeFineGrained"] = a.reshape(H // TD, TD, W // TD, TD).transpose(0, 3, 2, 1).reshape(H, W)
+            want["transposeCoarseGrained"] = a.reshape(H // TD, TD, W // TD, TD).transpose(2, 1, 0, 3).reshape(W, H)
+        for name, w in want.items():
+            po = d.up(np.full(W * H, -1, np.float32))
+            mod.get_function(name)((W // TD, H // TD), (TD, BR), (po, pi, np.int32(W), np.int32(H)))
+            ok()
+            np.testing.assert_array_equal(d.down(po, W * H, np.float32), np.asarray(w, np.float32).reshape(-1),
+                                          err_msg=f"{name} {W}x{H}")
+
+
+def test_cuda_samples_nbody_integrate_bodies(d):
+    """cuda-samples nbody: integrateBodies<float><<<n / blockSize, blockSize, blockSize * 4 * sizeof(float)>>> as the
+    sample's integrateNbodySystem (one device, numTiles = n / blockSize: each tile of float4 positions staged in
+    SharedMemory<float4> between two cg::sync, all-pairs accelerations with rsqrtf and the __constant__
+    softeningSquared, set with get_global), ping-ponging the position buffers; demo 0's timestep 0.016 and softening
+    0.1, damping 0.995. First step from rest (v = a * dt * damping, so the accelerations are compared directly), then
+    two more steps. Reference: the same update in float64; float32 sums of n terms (up to ~60 each for close pairs)
+    that cancel to |a| ~ 10..100 are good to ~1e-6 of the largest |v| (seen), compared at 2e-5; positions at 1e-6."""
+    mod = A.RawModule(code=src("nbody.cu"), name_expressions=["integrateBodies<float>", "softeningSquared"])
+    soft2 = np.array([0.1 * 0.1], np.float32)
+    mod.get_global("softeningSquared").copy_from_host(soft2.ctypes.data, soft2.nbytes)
+    k = mod.get_function("integrateBodies<float>")
+    rng = np.random.default_rng(63)
+    dt, damp = np.float32(0.016), np.float32(0.995)
+
+    def step64(p, v):
+        r = p[None, :, :3] - p[:, None, :3]
+        s = p[None, :, 3] / ((r * r).sum(-1) + float(soft2[0])) ** 1.5
+        v = v.copy()
+        p = p.copy()
+        v[:, :3] = (v[:, :3] + (r * s[..., None]).sum(1) * float(dt)) * float(damp)
+        p[:, :3] += v[:, :3] * float(dt)
+        return p, v
+
+    for n, bs in ((1024, 256), (384, 128)):
+        pos = np.concatenate([rng.standard_normal((n, 3)) * 1.54, rng.uniform(0.5, 1.5, (n, 1))], 1).astype(np.float32)
+        vel = np.zeros((n, 4), np.float32)
+        pp, pv = [d.up(pos), d.up(pos)], d.up(vel)
+        p64, v64 = pos.astype(np.float64), vel.astype(np.float64)
+        cur = 0
+        for st in range(3):
+            k((n // bs,), (bs,), (pp[1 - cur], pp[cur], pv, np.uint32(0), np.uint32(n), dt, damp, np.int32(n // bs)),
+              shared_mem=bs * 4 * 4)
+            ok()
+            cur = 1 - cur
+            p64, v64 = step64(p64, v64)
+            gv = d.down(pv, 4 * n, np.float32).reshape(n, 4)
+            gp = d.down(pp[cur], 4 * n, np.float32).reshape(n, 4)
+            msg = f"n {n} block {bs} step {st}"
+            np.testing.assert_allclose(gv[:, :3], v64[:, :3], rtol=0, atol=2e-5 * np.abs(v64[:, :3]).max(), err_msg=msg)
+            np.testing.assert_array_equal(gv[:, 3], vel[:, 3], err_msg=msg)
+            np.testing.assert_allclose(gp, p64, rtol=0, atol=1e-6 * np.abs(p64).max(), err_msg=msg)
