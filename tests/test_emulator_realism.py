@@ -5,6 +5,7 @@ ones are reported), __CUDA_ARCH__, and one CompileException for compile errors."
 from __future__ import annotations
 
 import ctypes
+import time
 import warnings
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 
 import aclnn_py as A
 from aclnn_py import acl, emulator
+from aclnn_py.status import AclError
 
 SRC = (Path(__file__).parent / "emulator_kernels" / "cg" / "realism.cu").read_text()
 NAMES = ["cg_block_sum<32>", "cg_block_sum<16>", "cg_block_sum<4>"]
@@ -608,6 +610,66 @@ def test_every_warp_gets_a_turn_after_a_barrier(d, threads):
     assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
     want = x.reshape(iters * blocks, threads).sum(1).repeat(nw)
     np.testing.assert_array_equal(d.down(po, want.size, np.float32), want)
+
+
+SPIN_WAITS = r"""
+// A thread polls a flag another thread of the block sets later (no barrier): a GPU runs the setter
+// meanwhile. And the classic lock of CUDA by Example's dot product: every warp's leader takes it.
+extern "C" __global__ void wait_for_flag(int* flag, int* out, int waiter, int setter) {
+    if (threadIdx.x == waiter) { while (atomicAdd(flag, 0) == 0) { } out[0] = 1; }
+    if (threadIdx.x == setter) atomicExch(flag, 1);
+}
+extern "C" __global__ void locked_sum(int* mutex, const float* x, float* total) {
+    __shared__ float part[8];
+    float v = x[blockIdx.x * blockDim.x + threadIdx.x];
+    for (int o = 16; o; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x % 32 == 0) {
+        while (atomicCAS(mutex, 0, 1) != 0);
+        *total += v;                       // plain read-modify-write inside the lock
+        __threadfence();
+        atomicExch(mutex, 0);
+    }
+}
+extern "C" __global__ void wait_for_a_later_block(int* flag, int* out) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) { while (atomicAdd(flag, 0) == 0) { } out[0] = 1; }
+    if (blockIdx.x == 1 && threadIdx.x == 0) atomicExch(flag, 1);
+}
+"""
+
+
+@pytest.mark.parametrize("waiter,setter", [(0, 32), (0, 1), (63, 0)])
+def test_a_spin_wait_on_another_thread_of_the_block_ends(d, waiter, setter):
+    """It ran until the watchdog (300 s): a thread spinning in a plain loop never let the setter run.
+    A loop whose condition polls with an atomic and whose body does nothing now lets the block run."""
+    k = A.RawModule(code=SPIN_WAITS).get_function("wait_for_flag")
+    flag, out = d.zeros(1, np.int32), d.zeros(1, np.int32)
+    t = time.perf_counter()
+    k((1,), (64,), (flag, out, np.int32(waiter), np.int32(setter)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(out, 1, np.int32)[0] == 1
+    assert time.perf_counter() - t < 30
+
+
+def test_an_atomiccas_lock_serialises_a_read_modify_write(d):
+    k = A.RawModule(code=SPIN_WAITS).get_function("locked_sum")
+    x = np.random.default_rng(3).integers(-8, 8, 4 * 256).astype(np.float32)
+    mutex, total = d.zeros(1, np.int32), d.zeros(1, np.float32)
+    k((4,), (256,), (mutex, d.up(x), total))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(total, 1, np.float32)[0] == x.sum() and d.down(mutex, 1, np.int32)[0] == 0
+
+
+def test_a_spin_wait_on_a_later_block_is_a_livelock_report_not_a_watchdog_hang(d):
+    """On a GPU a small grid's blocks are all resident and this finishes; the emulator runs a few blocks
+    at a time, so it cannot: it must say so in seconds, not after the 300 s watchdog."""
+    k = A.RawModule(code=SPIN_WAITS).get_function("wait_for_a_later_block")
+    flag, out = d.zeros(1, np.int32), d.zeros(1, np.int32)
+    t = time.perf_counter()
+    k((2,), (32,), (flag, out))
+    assert acl.rt.synchronize_device() == AclError.ACL_ERROR_RT_AICORE_EXCEPTION
+    msg = acl.get_recent_err_msg()
+    assert "livelock" in msg and "spin-wait" in msg and "another block" in msg, msg
+    assert time.perf_counter() - t < 30
 
 
 def test_convergence_points_go_only_into_warp_code():

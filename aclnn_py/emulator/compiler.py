@@ -94,7 +94,7 @@ _SYNC_PRIMITIVES = frozenset(
     __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync __nanosleep
     sync shfl shfl_up shfl_down shfl_xor ballot any all match_any match_all reduce inclusive_scan
     exclusive_scan coalesced_threads labeled_partition binary_partition wait wait_prior memcpy_async
-    __emu_grid_sync __emu_tile_sync vptr vref vptr_cast""".split()
+    __emu_grid_sync __emu_tile_sync vptr vref vptr_cast spin_tick""".split()
 )
 _LOCKSTEP_TYPES = frozenset(("vptr", "vref"))   # the rewritten volatile pointers, see _rewrite_volatile
 # What marks code written for a warp (see _rewrite_warp_loops): warp collectives, tiles, volatile
@@ -572,6 +572,73 @@ def _declares(cond: list[str]) -> bool:
             ident = lambda x: bool(x) and (x[0].isalpha() or x[0] == "_")  # noqa: E731
             return ident(name) and (ident(before) or before in ("*", "&", ")", ">", "]"))
     return False
+
+
+_SPIN_POLL_RE = re.compile(r"\batomic[A-Z]\w*\s*\(")   # atomicAdd(, atomicCAS(, atomicExch_system( ...
+
+
+_FENCES = frozenset(("__threadfence", "__threadfence_block", "__threadfence_system", "(", ")", ";"))
+
+
+def _idle_body(words: list[str], j: int) -> bool:
+    """The loop body at token j does nothing but wait: `;`, `{}` or fences only. A loop that works in
+    its body (`while ((i = atomicAdd(&next, 1)) < n) { ... }` takes work items) is not a spin-wait."""
+    if j >= len(words):
+        return False
+    if words[j] == ";":
+        return True
+    if words[j] != "{":
+        return False
+    end = _match_fwd(words, j, "{", "}")
+    return end > 0 and _FENCES.issuperset(words[j + 1:end])
+
+
+def _rewrite_spin_loops(text: str) -> str:
+    """A loop whose condition polls memory with an atomic and whose body does nothing
+    (``while (atomicCAS(lock, 0, 1) != 0);``, ``while (atomicAdd(flag, 0) == 0) {}``) waits for another
+    thread, which a GPU runs meanwhile. Here
+    a thread spinning in a plain loop would wait forever for a thread that runs after it: each poll
+    that finds the wait not over (``(cond) && ::__emu::spin_tick()``) lets the rest of the block run
+    first, and a wait nothing can end is reported as a livelock. The call also makes the function run
+    on fibers (``spin_tick`` is a sync primitive for the scan). Newlines are kept."""
+    toks = [(m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+    words = [t for t, _, _ in toks]
+    edits: list[tuple[int, str]] = []
+    for k, w in enumerate(words):
+        if w not in ("while", "for") or k + 1 >= len(words) or words[k + 1] != "(":
+            continue
+        close = _match_fwd(words, k + 1, "(", ")")
+        if close < 0:
+            continue
+        if w == "while":
+            lo, hi = toks[k + 1][2], toks[close][1]
+        else:
+            semis = []
+            depth = 0
+            for j in range(k + 2, close):
+                depth += words[j] in ("(", "[", "{")
+                depth -= words[j] in (")", "]", "}")
+                if words[j] == ";" and depth == 0:
+                    semis.append(j)
+            if len(semis) != 2:
+                continue  # range-for
+            lo, hi = toks[semis[0]][2], toks[semis[1]][1]
+        cond = text[lo:hi]
+        o = _match_back(words, k - 1, "{", "}") if w == "while" and k > 0 and words[k - 1] == "}" else -1
+        body = o if o > 0 and words[o - 1] == "do" else close + 1     # do { ... } while (cond);
+        if not _SPIN_POLL_RE.search(cond) or _declares(_tokens(cond)) or not _idle_body(words, body):
+            continue
+        edits.append((lo, " ("))
+        edits.append((hi, ") && ::__emu::spin_tick() "))
+    if not edits:
+        return text
+    out, last = [], 0
+    for pos, ins in sorted(edits, key=lambda e: e[0]):
+        out.append(text[last:pos])
+        out.append(ins)
+        last = pos
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
@@ -1698,7 +1765,8 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         last = 0
         for a, b in segs:
             pieces.append(pre_text[last:a])
-            seg = _rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(_rewrite_shared_alignas(pre_text[a:b]))))
+            seg = _rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
+                _rewrite_shared_alignas(pre_text[a:b])))))
             pieces.append(seg)
             user_text.append(seg)
             last = b

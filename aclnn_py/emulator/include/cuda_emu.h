@@ -775,17 +775,24 @@ static void spin_check(Fiber* f, Executor& ex, const char* what, const char* fil
                                     : static_cast<int64_t>(env_size("ACLNN_PY_EMU_SPIN_TIMEOUT_S", 5)) * 1000000000LL;
         if (t - f->spin_t0 < limit) return;
     }
+    char last[256];  // a call site, or (line 0) a description of where the loader put the call
+    if (line > 0) snprintf(last, sizeof last, "%s at %s:%d", what, base_name(file), line);
+    else snprintf(last, sizeof last, "%s: %s", what, file ? file : "?");
     if (ex.bar_count) {
         const Fiber& o = ex.fibers[ex.bar_first];
-        fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls (last: %s at %s:%d) without "
-             "reaching a barrier while thread (%u,%u,%u) and %u other(s) wait at %s (%s:%d) "
-             "(limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin, what, base_name(file), line,
+        fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls / spin-wait polls (last: %s) "
+             "without reaching a barrier while thread (%u,%u,%u) and %u other(s) wait at %s (%s:%d) "
+             "(limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin, last,
              o.tid.x, o.tid.y, o.tid.z, ex.bar_count - 1, bar_name(ex.bar_kind), base_name(ex.bar_file), ex.bar_line,
              L.spin_limit);
     }
-    fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls (last: %s at %s:%d) %s "
-         "(limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin, what, base_name(file), line,
+    fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls / spin-wait polls (last: %s) %s%s "
+         "(limit: ACLNN_PY_EMU_SPIN_LIMIT=%u)", f->tid.x, f->tid.y, f->tid.z, f->spin, last,
          others_ready ? "without reaching a barrier for too long" : "while no other thread of the block can run",
+         line > 0 || others_ready ? ""
+                                  : "; if it waits for another block: the emulator runs a grid's blocks a few at a "
+                                    "time, not all at once (a grid-wide wait needs a cooperative launch and "
+                                    "cg::this_grid().sync())",
          L.spin_limit);
 }
 
@@ -941,12 +948,21 @@ static unsigned activemask_impl(const char* file, int line) {
     return static_cast<unsigned>(f->cres);
 }
 
-static inline void nanosleep_impl(const char* file, int line) {
+static inline void nanosleep_impl(const char* file, int line, const char* what = "__nanosleep") {
     Fiber* f = tls.cur;
     if (!f) return;
     Executor& ex = *tls.ex;
-    if ((++f->spin & 1023u) == 0) spin_check(f, ex, "__nanosleep", file, line);
+    if ((++f->spin & 1023u) == 0) spin_check(f, ex, what, file, line);
     else ctx_swap(&f->ctx, &ex.sched);  // stays READY: lets the other threads of the block run
+}
+
+// A poll in the condition of a loop that waits on memory with an atomic found the wait not over (the
+// loader writes `(cond) && ::__emu::spin_tick()`, see _rewrite_spin_loops in compiler.py): the rest of
+// the block runs before the next poll, as it does on a GPU meanwhile, and a wait that nothing can end
+// is a livelock report, as for __nanosleep.
+static inline bool spin_tick() {
+    nanosleep_impl("a loop whose condition polls with atomic*()", 0, "a spin-wait");
+    return true;
 }
 
 // ---- thread exit ---------------------------------------------------------------------------
