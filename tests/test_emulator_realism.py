@@ -632,7 +632,15 @@ extern "C" __global__ void locked_sum(int* mutex, const float* x, float* total) 
 }
 extern "C" __global__ void wait_for_a_later_block(int* flag, int* out) {
     if (blockIdx.x == 0 && threadIdx.x == 0) { while (atomicAdd(flag, 0) == 0) { } out[0] = 1; }
-    if (blockIdx.x == 1 && threadIdx.x == 0) atomicExch(flag, 1);
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) atomicExch(flag, 1);
+}
+// a software grid barrier (before cooperative groups): every block waits until all have arrived
+extern "C" __global__ void soft_grid_barrier(int* count, int* out) {
+    if (threadIdx.x == 0) {
+        atomicAdd(count, 1);
+        while (atomicAdd(count, 0) < (int)gridDim.x) { }
+        out[blockIdx.x] = 1;
+    }
 }
 """
 
@@ -659,16 +667,32 @@ def test_an_atomiccas_lock_serialises_a_read_modify_write(d):
     assert d.down(total, 1, np.float32)[0] == x.sum() and d.down(mutex, 1, np.int32)[0] == 0
 
 
-def test_a_spin_wait_on_a_later_block_is_a_livelock_report_not_a_watchdog_hang(d):
-    """On a GPU a small grid's blocks are all resident and this finishes; the emulator runs a few blocks
-    at a time, so it cannot: it must say so in seconds, not after the 300 s watchdog."""
-    k = A.RawModule(code=SPIN_WAITS).get_function("wait_for_a_later_block")
-    flag, out = d.zeros(1, np.int32), d.zeros(1, np.int32)
+@pytest.mark.parametrize("grid,block", [(2, 32), (40, 64)])
+def test_a_spin_wait_on_a_later_block_ends(d, grid, block):
+    """On a GPU a small grid's blocks are all resident; the emulator ran a few at a time, and block 0
+    spun until the 300 s watchdog. A block whose spin-wait nothing in it can end now lets a block that
+    has not started run on an OS thread of its own."""
+    mod = A.RawModule(code=SPIN_WAITS)
+    flag, out = d.zeros(1, np.int32), d.zeros(grid, np.int32)
+    mod.get_function("wait_for_a_later_block")((grid,), (block,), (flag, out))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(out, 1, np.int32)[0] == 1
+    count, out = d.zeros(1, np.int32), d.zeros(grid, np.int32)
+    mod.get_function("soft_grid_barrier")((grid,), (block,), (count, out))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert (d.down(out, grid, np.int32) == 1).all()
+
+
+def test_a_grid_wide_spin_wait_beyond_what_can_be_resident_is_a_livelock_report(d):
+    """200 blocks waiting for each other: more than the pool and its 64 extra threads hold. It must say
+    so in seconds (it ran until the 300 s watchdog), naming the cooperative launch to use."""
+    k = A.RawModule(code=SPIN_WAITS).get_function("soft_grid_barrier")
+    count, out = d.zeros(1, np.int32), d.zeros(200, np.int32)
     t = time.perf_counter()
-    k((2,), (32,), (flag, out))
+    k((200,), (64,), (count, out))
     assert acl.rt.synchronize_device() == AclError.ACL_ERROR_RT_AICORE_EXCEPTION
     msg = acl.get_recent_err_msg()
-    assert "livelock" in msg and "spin-wait" in msg and "another block" in msg, msg
+    assert "livelock" in msg and "spin-wait" in msg and "cooperative launch" in msg, msg
     assert time.perf_counter() - t < 30
 
 

@@ -386,6 +386,12 @@ struct Launch {
     unsigned nthr = 0, maxthr = 0;
     volatile int cancel = 0;
     double watchdog_s = 0;
+    // extra OS threads started for blocks that have not run yet, when a block's spin-wait cannot end
+    // without them (see help_pending_blocks); joined at the end of the launch
+    static constexpr unsigned kMaxHelpers = 64;
+    std::atomic<unsigned> nhelpers{0};
+    pthread_t helper[kMaxHelpers];
+    bool helper_started[kMaxHelpers] = {};
 };
 
 // The built-in variables live apart from the runtime's state, and nothing takes their address
@@ -956,11 +962,44 @@ static inline void nanosleep_impl(const char* file, int line, const char* what =
     else ctx_swap(&f->ctx, &ex.sched);  // stays READY: lets the other threads of the block run
 }
 
+static void run_blocks(Launch& L, bool single);
+static void* helper_thread(void* arg) {
+    run_blocks(*static_cast<Launch*>(arg), false);
+    return nullptr;
+}
+
+// A GPU keeps a small grid's blocks resident at once, so a block may spin until a later block sets a
+// flag (a single-kernel radix sort waits on the grid's last block; a software grid barrier waits on
+// all). The emulator runs a few blocks at a time: when a spinning thread's block has nothing else to
+// run and blocks of the launch have not started, one more OS thread starts taking them (at most
+// Launch::kMaxHelpers per launch; beyond that the livelock report stands).
+static void help_pending_blocks(Fiber* f, Executor& ex) {
+    Launch& L = *ex.L;
+    if (L.coop || L.next.load(std::memory_order_relaxed) >= L.nblocks) return;
+    for (unsigned i = 0; i < ex.nthreads; ++i)
+        if (&ex.fibers[i] != f && (ex.fibers[i].state == ST_READY || ex.fibers[i].state == ST_AMASK)) return;
+    unsigned h = L.nhelpers.load(std::memory_order_relaxed);
+    if (h >= Launch::kMaxHelpers || !L.nhelpers.compare_exchange_strong(h, h + 1)) return;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 1 << 20);
+    L.helper_started[h] = pthread_create(&L.helper[h], &at, helper_thread, &L) == 0;
+    pthread_attr_destroy(&at);
+}
+
+static void join_helpers(Launch& L) {
+    for (unsigned i = 0; i < L.nhelpers.load(); ++i)   // re-read: a running helper may start another
+        if (L.helper_started[i]) pthread_join(L.helper[i], nullptr);
+}
+
 // A poll in the condition of a loop that waits on memory with an atomic found the wait not over (the
 // loader writes `(cond) && ::__emu::spin_tick()`, see _rewrite_spin_loops in compiler.py): the rest of
-// the block runs before the next poll, as it does on a GPU meanwhile, and a wait that nothing can end
-// is a livelock report, as for __nanosleep.
+// the block runs before the next poll, as it does on a GPU meanwhile; every 256th failed poll in a
+// block that has nothing else to run lets a block that has not started run on an OS thread of its
+// own; a wait that nothing can end is a livelock report, as for __nanosleep.
 static inline bool spin_tick() {
+    if (Fiber* f = tls.cur)
+        if ((f->spin & 255u) == 255u) help_pending_blocks(f, *tls.ex);
     nanosleep_impl("a loop whose condition polls with atomic*()", 0, "a spin-wait");
     return true;
 }
@@ -1531,6 +1570,7 @@ static void run_grid(Launch& L) {
     Pool& p = g_pool;
     if (!parallel || pthread_mutex_trylock(&p.launch_m) != 0) {
         run_blocks(L);
+        join_helpers(L);
         return;
     }
     pthread_mutex_lock(&p.m);
@@ -1556,6 +1596,7 @@ static void run_grid(Launch& L) {
     while (p.busy > 0) pthread_cond_wait(&p.cv_done, &p.m);
     pthread_mutex_unlock(&p.m);
     pthread_mutex_unlock(&p.launch_m);
+    join_helpers(L);
 }
 
 }  // namespace __emu
@@ -2465,7 +2506,8 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
     L->coop = (flags & 1) != 0;
     if (L->coop) L->fibers = true;  // grid.sync needs every thread as a fiber
     L->watchdog_s = watchdog_s;
-    L->maxthr = L->coop ? static_cast<unsigned>(std::min<uint64_t>(L->nblocks, 1u << 20)) : pool_threads() + 1;
+    L->maxthr = L->coop ? static_cast<unsigned>(std::min<uint64_t>(L->nblocks, 1u << 20))
+                        : pool_threads() + 1 + Launch::kMaxHelpers;
     L->thr = new pthread_t[L->maxthr];
     L->thr_live = new unsigned char[L->maxthr]();
     if (g_rt) g_rt->install();
