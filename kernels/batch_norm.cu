@@ -625,7 +625,7 @@ __device__ __forceinline__ A act_fwd(A v, int act, A ceiling, bool& pass) {
     return v < A(0) ? A(0) : v;  // NaN propagates
   }
   if (act == kActClippedRelu) {
-    pass = v > A(0) && v < ceiling;
+    pass = (v > A(0)) & (v < ceiling);  // no short circuit: a select, not a branch, on the host
     return v < A(0) ? A(0) : (v > ceiling ? ceiling : v);
   }
   pass = true;
@@ -1011,8 +1011,8 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
   constexpr int RP = FUSED ? kRPT / 2 : kRPT;  // rows per thread per step
   const int cx = blockDim.x, cy = blockDim.y, xi = threadIdx.x, yi = threadIdx.y;
   const long long c0 = (static_cast<long long>(blockIdx.x) * cx + xi) * kCPT;
+  const long long cstep = static_cast<long long>(kCPT) * cx * gridDim.x;
   if constexpr (!FUSED) {
-    const long long cstep = static_cast<long long>(kCPT) * cx * gridDim.x;
     if (cstep < C) {  // several channel groups per thread (the host's plan): whole rows, see nxc_rows
       const NxcRows rows = nxc_rows(N * S, cy, yi);
       for (long long r = rows.begin; r < rows.end; ++r)
@@ -1028,6 +1028,40 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
         }
       return;
     }
+  } else if (cstep == kCPT && C > kCPT) {
+    // The host's fused plan: one thread walks all of its rows' channels, so it owns each row's mask
+    // words and writes them itself. On a GPU a mask word is ORed across the 8 lanes that share it
+    // (a warp collective per row: on the emulator a fiber switch per lane per row, 20-30 ms of
+    // BatchNormActivation's apply on 8x64x56x56).
+    const long long W = (C + 31) / 32;
+    const NxcRows rows = nxc_rows(N * S, cy, yi);
+    for (long long r = rows.begin; r < rows.end; ++r) {
+      unsigned word = 0u;
+      for (long long cg = 0; cg < C; cg += kCPT) {
+        A f[kCPT], zf[kCPT], mm[kCPT], ss[kCPT], hh[kCPT];
+        nxc_coefs<VEC>(mean_f, cg, C, mm);
+        nxc_coefs<VEC>(scale_f, cg, C, ss);
+        nxc_coefs<VEC>(shift_f, cg, C, hh);
+        nxc_load<T, VEC>(x, r * C + cg, C - cg, f);
+        if (z) nxc_load<T, VEC>(z, r * C + cg, C - cg, zf);
+        unsigned nib = 0u;
+#pragma unroll
+        for (int k = 0; k < kCPT; ++k) {
+          A v = (f[k] - mm[k]) * ss[k] + hh[k];
+          if (z) v += zf[k];
+          bool pass;
+          f[k] = act_fwd(v, act, ceiling, pass);
+          nib |= static_cast<unsigned>(pass & (k < C - cg)) << k;  // branch-free: data-dependent bits
+        }
+        nxc_store<T, VEC>(y, r * C + cg, C - cg, f);
+        word |= nib << (cg & 31);
+        if (mask && ((cg & 31) == 32 - kCPT || cg + kCPT >= C)) {
+          mask[r * W + (cg >> 5)] = word;  // padding bits past C stay 0
+          word = 0u;
+        }
+      }
+    }
+    return;
   }
   const long long cleft = C - c0;
   const bool cvalid = c0 < C;

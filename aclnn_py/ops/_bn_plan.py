@@ -150,17 +150,17 @@ def plan_elementwise(N: int, C: int, S: int, channels_last: bool, *, fused: bool
 
       NCX: block = ncx_block(S), grid = (min(ceil(N*C*segs / ty), ELEM_MAX_BLOCKS), 1, 1)
       NXC: block = nxc_block(C), grid = (gx, min(ceil(N*S / (4*cy)), max(1, ceil(ELEM_MAX_BLOCKS / gx))), 1)
-      NXC on the host, except for the fused forward (``fused``: one 4-channel group per thread, its
-      mask writer ORs a row's mask word across lanes): block = (1, 32, 1), grid = (1, min(ceil(N*S /
-      32), HOST_ELEM_MAX_BLOCKS), 1); each thread walks consecutive whole rows (the kernels'
-      whole-rows path, taken when 4 * cx * gx < C).
+      NXC on the host: block = (1, 32, 1), grid = (1, min(ceil(N*S / 32), HOST_ELEM_MAX_BLOCKS), 1);
+      each thread walks consecutive whole rows (the kernels' whole-rows path, taken when
+      4 * cx * gx < C; the fused forward's, which writes each row's mask words itself with no warp
+      collective, when 4 * cx * gx == 4 < C; with C <= 4 the fused forward keeps the GPU layout).
     """
     N, C, S = int(N), int(C), int(S)
     if not channels_last:
         block = ncx_block(S)
         _, segs = ncx_geometry(S)
         return (min(_cdiv(N * C * segs, block[1]), _elem_max_blocks()), 1, 1), block
-    if on_host() and not fused:
+    if on_host() and (C > CPT if fused else True):
         return (1, min(_cdiv(N * S, HOST_THREADS), _elem_max_blocks(), MAX_GRID_Y), 1), (1, HOST_THREADS, 1)
     block = nxc_block(C)
     cx, cy, _ = block
