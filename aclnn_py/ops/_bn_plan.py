@@ -148,7 +148,8 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
 def plan_elementwise(N: int, C: int, S: int, channels_last: bool, *, fused: bool):
     """Plan of ``bn_apply`` / ``bn_bwd_elemt``: ``(grid, block)`` (grid-stride inside).
 
-      NCX: block = ncx_block(S), grid = (min(ceil(N*C*segs / ty), ELEM_MAX_BLOCKS), 1, 1)
+      NCX: block = ncx_block(S), grid = (min(ceil(N*C*segs / ty), ELEM_MAX_BLOCKS), 1, 1); the host's
+           fused forward: block = (1, 32, 1), one thread per tile (it writes the tile's mask words)
       NXC: block = nxc_block(C), grid = (gx, min(ceil(N*S / (4*cy)), max(1, ceil(ELEM_MAX_BLOCKS / gx))), 1)
       NXC on the host: block = (1, 32, 1), grid = (1, min(ceil(N*S / 32), HOST_ELEM_MAX_BLOCKS), 1);
       each thread walks consecutive whole rows (the kernels' whole-rows path, taken when
@@ -157,7 +158,8 @@ def plan_elementwise(N: int, C: int, S: int, channels_last: bool, *, fused: bool
     """
     N, C, S = int(N), int(C), int(S)
     if not channels_last:
-        block = ncx_block(S)
+        # the host's fused forward: one thread per tile, writing the tile's mask words itself
+        block = (1, HOST_THREADS, 1) if on_host() and fused else ncx_block(S)
         _, segs = ncx_geometry(S)
         return (min(_cdiv(N * C * segs, block[1]), _elem_max_blocks()), 1, 1), block
     if on_host() and (C > CPT if fused else True):
