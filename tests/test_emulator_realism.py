@@ -696,6 +696,21 @@ def test_a_grid_wide_spin_wait_beyond_what_can_be_resident_is_a_livelock_report(
     assert time.perf_counter() - t < 30
 
 
+def test_only_loops_that_wait_get_a_spin_tick():
+    from aclnn_py.emulator import compiler as C
+    waits = ["while (atomicCAS(m, 0, 1) != 0);", "while (atomicAdd(f, 0) == 0) { }",
+             "while (atomicAdd(f, 0) == 0) { __threadfence(); }", "for (; atomicOr(f, 0) == 0; ) ;",
+             "do { } while (atomicExch(m, 1) != 0);"]
+    work = ["while ((i = atomicAdd(&next, 1)) < n) { out[i] = 1; }", "do { s++; } while (atomicAdd(&c, 1) < n);",
+            "for (int i = atomicAdd(c, 1); i < n; i = atomicAdd(c, 1)) {}", "while (x < n) { atomicAdd(p, 1); }",
+            "for (int v : {1, 2}) atomicAdd(p, v);"]
+    for src in waits:
+        assert ") && ::__emu::spin_tick()" in C._rewrite_spin_loops(src), src
+        assert C._rewrite_spin_loops(src).count("\n") == src.count("\n")
+    for src in work:
+        assert C._rewrite_spin_loops(src) == src, src
+
+
 def test_convergence_points_go_only_into_warp_code():
     from aclnn_py.emulator import compiler as C
     code = """

@@ -577,6 +577,21 @@ def _declares(cond: list[str]) -> bool:
 _SPIN_POLL_RE = re.compile(r"\batomic[A-Z]\w*\s*\(")   # atomicAdd(, atomicCAS(, atomicExch_system( ...
 
 
+def _loop_condition(words: list[str], toks: list[tuple[str, int, int]], k: int, close: int):
+    """(start, end) character offsets of the condition of the loop at token k (`while` or `for`, its
+    header closing at token `close`); None for a range-for."""
+    if words[k] == "while":
+        return toks[k + 1][2], toks[close][1]
+    semis = []
+    depth = 0
+    for j in range(k + 2, close):
+        depth += words[j] in ("(", "[", "{")
+        depth -= words[j] in (")", "]", "}")
+        if words[j] == ";" and depth == 0:
+            semis.append(j)
+    return (toks[semis[0]][2], toks[semis[1]][1]) if len(semis) == 2 else None
+
+
 _FENCES = frozenset(("__threadfence", "__threadfence_block", "__threadfence_system", "(", ")", ";"))
 
 
@@ -610,19 +625,10 @@ def _rewrite_spin_loops(text: str) -> str:
         close = _match_fwd(words, k + 1, "(", ")")
         if close < 0:
             continue
-        if w == "while":
-            lo, hi = toks[k + 1][2], toks[close][1]
-        else:
-            semis = []
-            depth = 0
-            for j in range(k + 2, close):
-                depth += words[j] in ("(", "[", "{")
-                depth -= words[j] in (")", "]", "}")
-                if words[j] == ";" and depth == 0:
-                    semis.append(j)
-            if len(semis) != 2:
-                continue  # range-for
-            lo, hi = toks[semis[0]][2], toks[semis[1]][1]
+        span = _loop_condition(words, toks, k, close)
+        if span is None:
+            continue  # range-for
+        lo, hi = span
         cond = text[lo:hi]
         o = _match_back(words, k - 1, "{", "}") if w == "while" and k > 0 and words[k - 1] == "}" else -1
         body = o if o > 0 and words[o - 1] == "do" else close + 1     # do { ... } while (cond);
@@ -698,20 +704,10 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
             body = words[close + 1:end]
         if not _WARP_PRIMITIVES.isdisjoint(body):
             continue
-        if words[k] == "while":
-            lo, hi = toks[k + 1][2], toks[close][1]
-        else:
-            semis = []
-            depth = 0
-            for j in range(k + 2, close):
-                w = words[j]
-                depth += w in ("(", "[", "{")
-                depth -= w in (")", "]", "}")
-                if w == ";" and depth == 0:
-                    semis.append(j)
-            if len(semis) != 2:
-                continue  # range-for
-            lo, hi = toks[semis[0]][2], toks[semis[1]][1]
+        span = _loop_condition(words, toks, k, close)
+        if span is None:
+            continue  # range-for
+        lo, hi = span
         cond = region[lo:hi]
         if not cond.strip():
             edits.append((lo, " ::__emu::loop_tick() "))
