@@ -145,7 +145,12 @@ _SPIN = r"""
 extern "C" __global__ void hold(long long ns) {
     long long t0, t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do { __nanosleep(1000); asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+    do {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(1000);
+#endif
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < ns);
 }
 """
 _hold_kernel = []
