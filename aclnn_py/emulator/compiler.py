@@ -636,8 +636,11 @@ def _rewrite_spin_loops(text: str) -> str:
             continue
         edits.append((lo, " ("))
         edits.append((hi, ") && ::__emu::spin_tick() "))
-    if not edits:
-        return text
+    return _apply_edits(text, edits)
+
+
+def _apply_edits(text: str, edits: list[tuple[int, str]]) -> str:
+    """``text`` with each ``(offset, insertion)`` inserted at its offset."""
     out, last = [], 0
     for pos, ins in sorted(edits, key=lambda e: e[0]):
         out.append(text[last:pos])
@@ -716,14 +719,7 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
             edits.append((hi, ")"))
     if not edits:
         return text
-    out, last = [text[:base]], 0
-    for pos, ins in sorted(edits, key=lambda e: e[0]):
-        out.append(region[last:pos])
-        out.append(ins)
-        last = pos
-    out.append(region[last:])
-    out.append(text[stop:])
-    return "".join(out)
+    return text[:base] + _apply_edits(region, edits) + text[stop:]
 
 
 _TOKEN_RE = re.compile(

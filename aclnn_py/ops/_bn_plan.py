@@ -162,7 +162,7 @@ def plan_elementwise(N: int, C: int, S: int, channels_last: bool, *, fused: bool
         block = (1, HOST_THREADS, 1) if on_host() and fused else ncx_block(S)
         _, segs = ncx_geometry(S)
         return (min(_cdiv(N * C * segs, block[1]), _elem_max_blocks()), 1, 1), block
-    if on_host() and (C > CPT if fused else True):
+    if on_host() and (not fused or C > CPT):
         return (1, min(_cdiv(N * S, HOST_THREADS), _elem_max_blocks(), MAX_GRID_Y), 1), (1, HOST_THREADS, 1)
     block = nxc_block(C)
     cx, cy, _ = block

@@ -781,9 +781,9 @@ static void spin_check(Fiber* f, Executor& ex, const char* what, const char* fil
                                     : static_cast<int64_t>(env_size("ACLNN_PY_EMU_SPIN_TIMEOUT_S", 5)) * 1000000000LL;
         if (t - f->spin_t0 < limit) return;
     }
-    char last[256];  // a call site, or (line 0) a description of where the loader put the call
+    char last[256];  // what, at its call site (none for a call the loader put in: spin_tick)
     if (line > 0) snprintf(last, sizeof last, "%s at %s:%d", what, base_name(file), line);
-    else snprintf(last, sizeof last, "%s: %s", what, file ? file : "?");
+    else snprintf(last, sizeof last, "%s", what);
     if (ex.bar_count) {
         const Fiber& o = ex.fibers[ex.bar_first];
         fail("livelock: thread (%u,%u,%u) ran %u warp collectives / __nanosleep calls / spin-wait polls (last: %s) "
@@ -1000,7 +1000,7 @@ static void join_helpers(Launch& L) {
 static inline bool spin_tick() {
     if (Fiber* f = tls.cur)
         if ((f->spin & 255u) == 255u) help_pending_blocks(f, *tls.ex);
-    nanosleep_impl("a loop whose condition polls with atomic*()", 0, "a spin-wait");
+    nanosleep_impl(nullptr, 0, "a spin-wait (a loop whose condition polls with atomic*())");
     return true;
 }
 
