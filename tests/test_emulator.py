@@ -625,6 +625,25 @@ def test_float_atomic_add_histogram_parallel_blocks(conf, monkeypatch):
     np.testing.assert_array_equal(hist, np.bincount(bins, weights=w, minlength=64).astype(np.float32))
 
 
+@pytest.mark.parametrize("threads", ["1", "2", "3", "8"])
+@pytest.mark.parametrize("grid", [(1, 1, 1), (5, 1, 1), (4093, 1, 1), (37, 29, 3), (1000, 1, 7)])
+def test_plain_loop_blocks_are_claimed_in_chunks_each_exactly_once(monkeypatch, threads, grid):
+    """A plain-loop launch hands out its blocks in chunks of up to 64 per claim (one atomic per
+    chunk): every block must run once, whatever the grid's shape, the thread count, or a last
+    chunk that the grid's size cuts short."""
+    monkeypatch.setenv("ACLNN_PY_EMU_THREADS", threads)
+    mod = compile_module(textwrap.dedent("""
+        extern "C" __global__ void count_blocks(unsigned* hits) {
+            const unsigned long long b = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+            atomicAdd(&hits[b], 1u);
+        }"""), filename="count_blocks.cu")
+    fn = mod.get_function("count_blocks")
+    assert not fn.uses_sync
+    hits = np.zeros(int(np.prod(grid)), np.uint32)
+    fn.launch(grid, (32, 1, 1), [ptr(hits)])
+    np.testing.assert_array_equal(hits, np.full_like(hits, 32))
+
+
 def test_integer_and_double_atomics(conf):
     u = np.zeros(5, np.uint32)
     s = np.array([-1, 0, 0], np.int32)

@@ -366,8 +366,11 @@ struct Launch {
     uint64_t nblocks;
     bool fibers;
     unsigned spin_limit;
-    std::atomic<uint64_t> next{0};
-    std::atomic<int> active{0};  // blocks running right now
+    // the next block to claim, on a cache line of its own: every claim writes it, and a line shared
+    // with what the pool's threads read per block (failed) bounced between cores on every block
+    alignas(64) std::atomic<uint64_t> next{0};
+    uint64_t chunk = 1;             // blocks claimed at once (plain-loop launches, see run_blocks)
+    alignas(64) std::atomic<int> active{0};  // fiber blocks running right now (spin_check)
     std::atomic<int> failed{0};
     char msg[4096];
     // the reported error is the one of the lowest-numbered failing block, whatever ran first on the
@@ -1316,7 +1319,7 @@ static void run_blocks(Launch& L, bool single = false) {
             for (unsigned i = 0; i < ex.nfib; ++i) ex.fibers[i].parked = false;  // reset before reuse
         }
         tls.cur = nullptr;
-        if (in_block) L.active.fetch_sub(1, std::memory_order_relaxed);
+        if (in_block && L.fibers) L.active.fetch_sub(1, std::memory_order_relaxed);
         if (L.coop) {
             pthread_mutex_lock(&L.gm);
             pthread_cond_broadcast(&L.gcv);
@@ -1324,16 +1327,23 @@ static void run_blocks(Launch& L, bool single = false) {
         }
     } else {
         fa.armed = 1;
-        for (;;) {
+        // Plain-loop blocks are claimed L.chunk at a time (one atomic per chunk, not per block: with
+        // one per block, axpy one element per thread ran at 8-15 GB/s on two threads and 39 on one);
+        // fiber blocks one at a time, in order, since a block may wait on a later one (spin_tick).
+        uint64_t b = 0, bend = 0;
+        for (;; ++b) {
             if (L.failed.load(std::memory_order_relaxed)) break;
-            uint64_t b = L.next.fetch_add(1, std::memory_order_relaxed);
-            if (b >= L.nblocks) break;
+            if (b >= bend) {
+                b = L.next.fetch_add(L.chunk, std::memory_order_relaxed);
+                if (b >= L.nblocks) break;
+                bend = std::min(b + L.chunk, L.nblocks);
+            }
             uint3 bid{static_cast<unsigned>(b % gx), static_cast<unsigned>((b / gx) % L.grid.y), static_cast<unsigned>(b / gxy)};
             dims.bid = bid;
             tls.serial++;
             ex.bid = bid;
             if (smem) memset(smem, 0xFF, L.shmem);  // poison: uninitialised floats read as NaN
-            L.active.fetch_add(1, std::memory_order_relaxed);
+            if (L.fibers) L.active.fetch_add(1, std::memory_order_relaxed);
             in_block = true;
             if (L.fibers) {
                 run_block_fibers(ex, L);
@@ -1346,7 +1356,7 @@ static void run_blocks(Launch& L, bool single = false) {
                 }
             }
             in_block = false;
-            L.active.fetch_sub(1, std::memory_order_relaxed);
+            if (L.fibers) L.active.fetch_sub(1, std::memory_order_relaxed);
             if (single) break;
         }
     }
@@ -1567,6 +1577,8 @@ static void run_grid(Launch& L) {
     // Waking the pool costs tens of microseconds: small grids run on the calling thread. Thread count
     // is the proxy for work (128: e.g. 4 one-warp blocks whose threads walk long loops).
     const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 128;
+    // at least 16 claims per thread keep the threads' shares even; 64 blocks bound a claim's work
+    if (!L.fibers && parallel) L.chunk = std::max<uint64_t>(1, std::min<uint64_t>(64, L.nblocks / (16ull * nthr)));
     Pool& p = g_pool;
     if (!parallel || pthread_mutex_trylock(&p.launch_m) != 0) {
         run_blocks(L);
