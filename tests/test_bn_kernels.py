@@ -24,7 +24,7 @@ import aclnn_py  # noqa: F401  (declares the kernel families)
 from aclnn_py.kernel_cache import instances, kernel_source
 
 from aclnn_py.ops import _bn_plan as plan
-from aclnn_py.plan import force_profile
+from aclnn_py.plan import force_profile, on_host
 from tests.references import batch_norm as ref
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,8 +210,8 @@ def B(v):
 # the launch sequences of the ops
 # ------------------------------------------------------------------------------------------------
 def stats(mod, mem, x, N, C, S, T, cl, splits=None):
-    """bn_stats_partial; returns (workspace buf, splits)."""
-    grid, block, sp, wsf = plan.plan_reduction(N, C, S, cl)
+    """bn_stats_partial, planned as the ops plan it; returns (workspace buf, splits)."""
+    grid, block, sp, wsf = plan.plan_reduction(N, C, S, cl, whole_rows=True)
     if splits is not None:
         sp = splits
         grid = (grid[0], sp, 1)
@@ -361,6 +361,12 @@ def test_plan_is_pure_and_bounded(profile):
             assert grid[1] == splits and 1 <= splits <= 65535
             assert wsf == 3 * splits * C + C
             assert block[0] * block[1] == threads and block[2] == 1
+            # the statistics' plan: on the host, NXC with more than 4 channels, one thread per split
+            # walking whole rows (nxc_stats_rows); else the reductions' plan
+            grid, block, splits, wsf = plan.plan_reduction(N, C, S, cl, whole_rows=True)
+            whole = profile == "host" and cl and C > plan.CPT
+            assert (block == (1, 1, 1) and grid[0] == 1) if whole else (grid, block, splits, wsf) == a
+            assert grid[1] == splits and 1 <= splits <= 65535 and wsf == 3 * splits * C + C
             for fused in (False, True):
                 eg, eb = plan.plan_elementwise(N, C, S, cl, fused=fused)
                 assert eb[0] * eb[1] == threads and 1 <= eg[0] and 1 <= eg[1] <= 65535
@@ -767,6 +773,31 @@ def test_splits_uneven_and_empty(mod, cl, T):
         rs = ref.batch_norm_reduce_backward(dyv, xv, mr, np.ones(C))
         check(read_vec(sdy, "float"), rs[0], "float", scale=200, what=f"sum_dy splits={splits}")
         check(read_vec(sdx, "float"), rs[1], "float", scale=200, what=f"sum_dy_xmu splits={splits}")
+    mem.check_guards()
+
+
+@pytest.mark.parametrize("T", ["float", "__half", "__nv_bfloat16"])
+@pytest.mark.parametrize("C", [5, 8, 67])
+def test_whole_row_statistics_any_split(mod, T, C):
+    """The host's NXC statistics plan (one thread per split walking whole rows, nxc_stats_rows): 4-row
+    chunks, the rows past the last full chunk one at a time, C % 4 != 0 (scalar channel groups),
+    splits that get no rows; every channel's count is the row count and the statistics match."""
+    N, S = 13, 7  # 91 rows: 22 full chunks of 4 and 3 rows after them
+    r = rng_for("wholerows", T, C)
+    mem = Mem()
+    x, xv = mem.data(r.normal(3.0, 2.0, (N, C, S)), T, True)
+    mean, invstd = ref.batch_norm_stats(xv, 1e-5)
+    grid, block, _, _ = plan.plan_reduction(N, C, S, True, whole_rows=True)
+    assert (block == (1, 1, 1) and grid[0] == 1) == on_host()  # the GPU profile: the reductions' plan
+    chunks = -(-N * S // plan.RPT)
+    for splits in (1, 2, 5, chunks - 1, chunks, chunks + 3):
+        ws, sp = stats(mod, mem, x, N, C, S, T, True, splits=splits)
+        counts = ws.view(np.int32)[2 * sp * C:3 * sp * C].reshape(sp, C)
+        assert counts.sum(axis=0).tolist() == [N * S] * C, splits
+        assert (counts == counts[:, :1]).all()  # one count per split, for all its channels
+        sm, si, _ = finalize_stats(mod, mem, ws, sp, C, "float", 1e-5, 0.0, coef=False)
+        check(read_vec(sm, "float"), mean, "float", what=f"mean splits={splits}")
+        check(read_vec(si, "float"), invstd, "float", what=f"invstd splits={splits}")
     mem.check_guards()
 
 

@@ -103,7 +103,7 @@ def nxc_block(C: int) -> tuple[int, int, int]:
     return cx, threads // cx, 1
 
 
-def plan_reduction(N: int, C: int, S: int, channels_last: bool):
+def plan_reduction(N: int, C: int, S: int, channels_last: bool, *, whole_rows: bool = False):
     """Plan of the per-channel reductions ``bn_stats_partial`` / ``bn_bwd_reduce_partial``.
 
     Returns ``(grid, block, splits, workspace_floats)``:
@@ -116,6 +116,9 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
                         ceil(N*S*min(C, 4*cx) / MIN_BLOCK_ELEMS)),
            on the host then splits = max(splits, min(ceil(N*S*min(C, 4*cx) / HOST_NXC_BLOCK_ELEMS),
                                                      ceil(N*S / (4*cy))))
+      NXC with ``whole_rows`` (bn_stats_partial's plan) on the host when C > 4: grid = (1, splits, 1),
+           block = (1, 1, 1), splits = min(ceil(N*S*C / HOST_NXC_BLOCK_ELEMS), ceil(N*S / 4)): each
+           split's one thread walks its rows across every channel (kernels/batch_norm.cu nxc_stats_rows)
       then splits = max(splits, 1, ceil(N*S / MAX_SPLIT_ELEMS)), capped at 65535.
     The finalize kernels get `splits` as an argument; the partial kernels read it from gridDim.y.
     workspace_floats = 3*splits*C + C  (slots of the compute type: f32, or f64 for DOUBLE data — the
@@ -132,6 +135,11 @@ def plan_reduction(N: int, C: int, S: int, channels_last: bool):
         _, segs = ncx_geometry(S)
         splits = min(_cdiv(_target_blocks(), C), _cdiv(N * segs, block[1]), _cdiv(M, MIN_BLOCK_ELEMS))
         gx = C
+    elif whole_rows and on_host() and C > CPT:
+        # bn_stats_partial's host plan: one thread per split walks whole rows (nxc_stats_rows), its
+        # per-channel state in its workspace slots; a split covers HOST_NXC_BLOCK_ELEMS elements
+        block, gx = (1, 1, 1), 1
+        splits = min(_cdiv(M * C, HOST_NXC_BLOCK_ELEMS), _cdiv(M, RPT))
     else:
         block = nxc_block(C)
         cx, cy, _ = block
