@@ -209,9 +209,11 @@ def B(v):
 # ------------------------------------------------------------------------------------------------
 # the launch sequences of the ops
 # ------------------------------------------------------------------------------------------------
-def stats(mod, mem, x, N, C, S, T, cl, splits=None):
-    """bn_stats_partial, planned as the ops plan it; returns (workspace buf, splits)."""
-    grid, block, sp, wsf = plan.plan_reduction(N, C, S, cl, whole_rows=True)
+def stats(mod, mem, x, N, C, S, T, cl, splits=None, whole_rows=None):
+    """bn_stats_partial, planned as the ops plan it (whole rows for f32) unless told; returns
+    (workspace buf, splits)."""
+    whole_rows = T == "float" if whole_rows is None else whole_rows
+    grid, block, sp, wsf = plan.plan_reduction(N, C, S, cl, whole_rows=whole_rows)
     if splits is not None:
         sp = splits
         grid = (grid[0], sp, 1)
@@ -791,7 +793,7 @@ def test_whole_row_statistics_any_split(mod, T, C):
     assert (block == (1, 1, 1) and grid[0] == 1) == on_host()  # the GPU profile: the reductions' plan
     chunks = -(-N * S // plan.RPT)
     for splits in (1, 2, 5, chunks - 1, chunks, chunks + 3):
-        ws, sp = stats(mod, mem, x, N, C, S, T, True, splits=splits)
+        ws, sp = stats(mod, mem, x, N, C, S, T, True, splits=splits, whole_rows=True)
         counts = ws.view(np.int32)[2 * sp * C:3 * sp * C].reshape(sp, C)
         assert counts.sum(axis=0).tolist() == [N * S] * C, splits
         assert (counts == counts[:, :1]).all()  # one count per split, for all its channels
