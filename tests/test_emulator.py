@@ -1021,9 +1021,9 @@ def test_compile_errors_carry_the_log():
 
 
 @pytest.mark.parametrize("src,match", [
-    ('extern "C" __global__ void k(int* p) { int v; asm volatile("mov.u32 %0, %%laneid;" : "=r"(v)); p[0] = v; }',
-     "inline asm"),
-    ('#include <cub/cub.cuh>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "CUB"),
+    ('extern "C" __global__ void k(int* p) { int v; asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, '
+     '[%1];" : "=r"(v) : "r"(0)); p[0] = v; }', "inline PTX instruction 'ldmatrix"),
+    ('#include <cub/device/device_reduce.cuh>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "CUB"),
     ('#include <cupy/complex.cuh>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "install CuPy"),
     ('#include <cuda_pipeline.h>\nextern "C" __global__ void k(int* p) { p[0] = 1; }', "pipelines"),
     ('extern "C" __global__ void k(int* p) { p[0] = __shfl(p[0], 1); }', "__shfl"),

@@ -954,8 +954,10 @@ extern "C" __global__ void k(const int* in, int* out) {
 
 
 @pytest.mark.parametrize("src,note", [
-    ("#include <curand_kernel.h>\nextern \"C\" __global__ void k(float* o) { curandState s; "
-     "curand_init(1, threadIdx.x, 0, &s); o[0] = curand_uniform(&s); }", "cuRAND device API"),
+    ("#include <curand_kernel.h>\nextern \"C\" __global__ void k(unsigned* o, curandStateMtgp32_t* s) "
+     "{ o[0] = curand(s); }", "does not support Sobol, scrambled Sobol and MTGP32 generators"),
+    ("#include <curand_kernel.h>\nextern \"C\" __global__ void k(unsigned* o, curandState* s) "
+     "{ o[0] = curand_poisson(s, 4.0); }", "does not support the Poisson distribution"),
     ("__global__ void child(float* p) { p[0] = 1; }\nextern \"C\" __global__ void k(float* p) "
      "{ child<<<1, 1>>>(p); }", "dynamic parallelism"),
     ("#include <cuComplex.h>\nextern \"C\" __global__ void k(cuComplex* a) { a[0] = cuCadd(a[0], a[1]); }",

@@ -1382,14 +1382,16 @@ def test_cuda_samples_system_wide_atomics(d):
     assert r[9] == 0xFF          # each thread xors its id an even number of times
 
 
-def test_cuda_samples_inline_ptx_is_a_compile_error():
-    """cuda-samples inlinePTX: sequence_gpu reads %laneid with asm("mov.u32 %0, %%laneid;"): inline PTX is not
-    emulated, a CompileException that names it (never a kernel that runs and stores garbage)."""
-    from aclnn_py.emulator import CompileException
+def test_cuda_samples_inline_ptx(d):
+    """cuda-samples inlinePTX: sequence_gpu reads %laneid with asm("mov.u32 %0, %%laneid;") (the emulator
+    translates the PTX); checked as the sample's CPU reference sequence_cpu computes it: h_ptr[i] = i % 32
+    (the sample's N = 1000 elements, 256 threads per block, so the last block is partial)."""
     mod = A.RawModule(code=src("inline_ptx.cu"))
-    with pytest.raises(CompileException) as e:
-        mod.get_function("sequence_gpu")
-    assert "inline_asm" in str(e.value), str(e.value)
+    n, threads = 1000, 256
+    p = d.up(np.full(n, -1, np.int32))
+    mod.get_function("sequence_gpu")(((n + threads - 1) // threads,), (threads,), (p, np.int32(n)))
+    ok()
+    assert (d.down(p, n, np.int32) == np.arange(n) % 32).all()
 
 
 def test_cuda_samples_simple_texture_is_a_compile_error():
@@ -1404,14 +1406,40 @@ def test_cuda_samples_simple_texture_is_a_compile_error():
     assert "note: textures and surfaces" in msg and "not supported by the emulator" in msg, msg
 
 
-def test_cuda_samples_monte_carlo_curand_is_a_compile_error():
-    """cuda-samples MonteCarloMultiGPU: MonteCarlo_kernel.cu includes <curand_kernel.h> (rngSetupStates: curand_init on
-    curandState): the cuRAND device API is not emulated, a CompileException naming curand_kernel.h."""
-    from aclnn_py.emulator import CompileException
+def test_cuda_samples_monte_carlo_curand(d):
+    """cuda-samples MonteCarloMultiGPU (MonteCarlo_kernel.cu): rngSetupStates seeds one curandState (XORWOW) per
+    thread with curand_init(blockIdx.x + gridDim.x * device, threadIdx.x, 0); MonteCarloOneBlockPerOption then prices
+    one European call per block from curand_normal paths (__expf, a shared-memory + tile32 reduction). The prices,
+    discounted as the sample's closeMonteCarloGPU does, must match Black-Scholes within the Monte Carlo error."""
+    from math import erf, exp, log, sqrt
     mod = A.RawModule(code=src("monte_carlo_curand.cu"))
-    with pytest.raises(CompileException) as e:
-        mod.get_function("rngSetupStates")
-    assert "curand_kernel.h" in str(e.value), str(e.value)
+    grid, threads, opt_n, path_n = 8, 256, 8, 1 << 16
+    rng = np.random.default_rng(52)   # the sample's ranges: S 5..50, X 10..25, T 1..5, R 0.06, V 0.10
+    S, X, T = rng.uniform(5, 50, opt_n), rng.uniform(10, 25, opt_n), rng.uniform(1, 5, opt_n)
+    S[:4], X[:4] = [20, 25, 30, 40], [20, 20, 25, 25]   # some well in the money, where paths count
+    R, V = 0.06, 0.10
+    states = d.empty(grid * threads * 48)              # sizeof(curandState) is 48, as on a GPU
+    mod.get_function("rngSetupStates")((grid,), (threads,), (states, np.int32(0)))
+    ok()
+    opt = np.stack([S, X, (R - 0.5 * V * V) * T, V * np.sqrt(T)], 1).astype(np.float32)
+    out = d.zeros(2 * opt_n, np.float32)
+    mod.get_function("MonteCarloOneBlockPerOption")((grid,), (threads,),
+                                                    (states, d.up(opt), out, np.int32(path_n), np.int32(opt_n)))
+    ok()
+    res = d.down(out, 2 * opt_n, np.float32).reshape(opt_n, 2).astype(np.float64)
+    for i in range(opt_n):
+        s, s2 = res[i]
+        disc = exp(-R * T[i])
+        price = disc * s / path_n
+        std = sqrt(max(path_n * s2 - s * s, 0.0) / (path_n * (path_n - 1)))
+        conf = disc * 1.96 * std / sqrt(path_n)          # the sample's 95% confidence half-width
+        sq = V * sqrt(T[i])
+        d1 = (log(S[i] / X[i]) + (R + 0.5 * V * V) * T[i]) / sq
+        cnd = lambda z: 0.5 * (1 + erf(z / sqrt(2)))
+        bs = S[i] * cnd(d1) - X[i] * exp(-R * T[i]) * cnd(d1 - sq)
+        assert abs(price - bs) <= max(2.5 * conf, 1e-4 * S[i]), (i, price, bs, conf)
+        if bs > 0.5:
+            assert conf < 0.02 * bs, (i, conf, bs)   # the paths really were random and many
 
 
 def test_cuda_samples_quasirandom_generator(d):

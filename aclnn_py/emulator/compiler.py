@@ -40,6 +40,8 @@ import threading
 import time
 from typing import Sequence
 
+from .ptx import rewrite_inline_asm as _rewrite_inline_asm   # inline PTX -> C++ (first in the rewrite chain)
+
 __all__ = [
     "EmulatorError",
     "KernelError",
@@ -96,6 +98,21 @@ _SYNC_PRIMITIVES = frozenset(
     exclusive_scan coalesced_threads labeled_partition binary_partition wait wait_prior memcpy_async
     __emu_grid_sync __emu_tile_sync vptr vref vptr_cast spin_tick""".split()
 )
+# CUB's collectives (the emulator's include/cub/): a kernel that calls them reaches barriers and
+# shuffles inside headers the scan does not read, so when a translation unit includes that CUB these
+# class and member names count as sync primitives too (a kernel that names one runs on fibers; a
+# user function of the same name only costs fibers, never a result).
+_CUB_COLLECTIVES = frozenset(
+    """BlockReduce WarpReduce BlockScan WarpScan BlockLoad BlockStore BlockExchange BlockRadixSort
+    BlockHistogram BlockDiscontinuity TempStorage Sum Reduce Max Min InclusiveSum ExclusiveSum
+    InclusiveScan ExclusiveScan Scan Broadcast HeadSegmentedSum TailSegmentedSum HeadSegmentedReduce
+    TailSegmentedReduce Load Store StripedToBlocked BlockedToStriped WarpStripedToBlocked
+    BlockedToWarpStriped ScatterToBlocked ScatterToStriped ScatterToStripedGuarded
+    ScatterToStripedFlagged Sort SortDescending SortBlockedToStriped SortDescendingBlockedToStriped
+    Histogram Composite InitHistogram FlagHeads FlagTails FlagHeadsAndTails ShuffleUp ShuffleDown
+    ShuffleIndex CTA_SYNC WARP_SYNC WARP_BALLOT WARP_ANY WARP_ALL""".split()
+)
+_CUB_INCLUDED_RE = re.compile(r'^# \d+ "' + re.escape(str(_INCLUDE_DIR)) + r'/cub/', re.M)
 _LOCKSTEP_TYPES = frozenset(("vptr", "vref"))   # the rewritten volatile pointers, see _rewrite_volatile
 # What marks code written for a warp (see _rewrite_warp_loops): warp collectives, tiles, volatile
 # lockstep pointers. Block-level barriers are not in it.
@@ -258,6 +275,7 @@ def _headers_digest() -> str:
     if _header_hash is None:
         h = hashlib.sha256()
         h.update(pathlib.Path(__file__).read_bytes())  # the scanner decides fibers vs plain loop
+        h.update((pathlib.Path(__file__).parent / "ptx.py").read_bytes())  # the inline-PTX translation
         for p in sorted(_INCLUDE_DIR.rglob("*")):
             if p.is_file():
                 h.update(str(p.relative_to(_INCLUDE_DIR)).encode() + b"\0" + p.read_bytes() + b"\0")
@@ -1705,15 +1723,28 @@ def _explain(log: str, code: str = "") -> str:
     for m in re.finditer(r"fatal error: ([^\n:]+): No such file or directory", log):
         # NVRTC's words too, which code ported from CuPy may look for
         hints.append(f'cannot open source file "{m.group(1).strip()}"')
-    if "__emu_unsupported_inline_asm_in_kernel_code" in log:
-        hints.append("inline asm (PTX) cannot be emulated on the CPU; give the emulator a C++ path: "
+    for m in re.finditer(r"inline PTX instruction '([^'\n]*)' is not supported by the emulator", log):
+        if not any(f"'{m.group(1)}'" in h for h in hints):
+            hints.append(f"inline PTX instruction '{m.group(1)}' is not supported by the emulator (inline PTX it "
+                         "supports: see aclnn_py/emulator/SUPPORT.md); give the emulator a C++ path: "
+                         "#ifdef __EMU_CPU__ <plain C++> #else asm(...) #endif (__CUDA_ARCH__ is defined here, as on a GPU)")
+    if "__emu_inline_asm" in log or "__emu_unsupported_inline_asm_in_kernel_code" in log:
+        hints.append("inline asm the emulator could not read (an asm statement outside a function, or a template "
+                     "that is not string literals); give the emulator a C++ path: "
                      "#ifdef __EMU_CPU__ <plain C++> #else asm(...) #endif (__CUDA_ARCH__ is defined here, as on a GPU)")
-    if re.search(r"(cub/|cuda_pipeline|cuda/std|cuda/|cuda_awbarrier|thrust/)[^\n]*No such file", log):
-        hints.append("CUB, Thrust, cp.async pipelines and libcu++ (<cuda/...>) are not supported by the emulator "
-                     "(WMMA, <mma.h>, is)")
+    if re.search(r"cub/[^\n]*No such file", log):
+        hints.append("the emulator provides only CUB's block- and warp-level collectives (<cub/cub.cuh>, <cub/block/...>, "
+                     "<cub/warp/...>: BlockReduce, BlockScan, BlockLoad/Store/Exchange, BlockRadixSort, BlockHistogram, "
+                     "BlockDiscontinuity, WarpReduce, WarpScan); this CUB header is not among them (device-wide "
+                     "algorithms, agents and dispatch layers are host-side)")
+    if re.search(r"(cuda_pipeline|cuda/std|cuda/|cuda_awbarrier|thrust/)[^\n]*No such file", log):
+        hints.append("Thrust, cp.async pipelines and libcu++ (<cuda/...>) are not supported by the emulator "
+                     "(WMMA, <mma.h>, and CUB's block/warp collectives are)")
     if re.search(r"curand[\w.]*\.h[^\n]*No such file", log):
-        hints.append("the cuRAND device API (curand_kernel.h) is not supported by the emulator: its generators would "
-                     "have to reproduce the GPU's sequences bit for bit; generate the random numbers on the host")
+        hints.append("of cuRAND the emulator provides <curand_kernel.h> (XORWOW/curandState_t, Philox4_32_10 and "
+                     "MRG32k3a with curand, curand_uniform*, curand_normal*, curand_log_normal*: cuRAND's sequences "
+                     "bit for bit) and <curand.h>'s types; its other headers (Sobol direction vectors, MTGP32, the "
+                     "host API) are not supported: include <curand_kernel.h>, or generate the numbers on the host")
     if re.search(r">>>\s*\(", code) and "<<<" in code and "error" in log:
         hints.append("the source launches a kernel with <<<...>>>: the emulator, like NVRTC, compiles device code "
                      "only (launch from Python with RawKernel / Function.launch), and launching kernels from device "
@@ -1758,7 +1789,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         for a, b in segs:
             pieces.append(pre_text[last:a])
             seg = _rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
-                _rewrite_shared_alignas(pre_text[a:b])))))
+                _rewrite_shared_alignas(_rewrite_inline_asm(pre_text[a:b]))))))
             pieces.append(seg)
             user_text.append(seg)
             last = b
@@ -1770,7 +1801,10 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             warp_funcs = {name for name in scan.defs if name in warp}   # the user's own (a `reduce` too)
             if warp_funcs:   # (their loops switch lanes: they run on fibers)
                 pieces = [_rewrite_warp_loops("".join(pieces), warp_funcs)]
-        tainted = scan.tainted(_SYNC_PRIMITIVES | warp_funcs)
+        seeds = _SYNC_PRIMITIVES | warp_funcs
+        if _CUB_INCLUDED_RE.search(pre_text):
+            seeds |= _CUB_COLLECTIVES
+        tainted = scan.tainted(seeds)
         table: list[dict] = []
         exprs: list[str] = []
         index: dict[str, int] = {}

@@ -2540,13 +2540,16 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
 }
 }  // namespace __emu
 
-// Inline PTX cannot be emulated: `asm(...)` is a compile error (`__asm__("<ptx>")` fails in the
-// assembler). Only `asm` is poisoned so that std headers included later (they use __asm__) work.
-#define asm __emu_unsupported_inline_asm_in_kernel_code
+// Inline PTX: the loader (ptx.py) rewrites each `asm(...)` / `__asm__(...)` statement of the user's
+// code into C++ calling the helpers of emu_ptx.h; an instruction it does not know is a static_assert
+// naming it. Only `asm` is renamed (to a marker the loader looks for) so that std headers included
+// later (they use __asm__) work; a statement the loader left alone fails on the undeclared marker.
+#include "emu_ptx.h"
+#define asm __emu_inline_asm
 
 // The architecture the user targets (-arch=sm_XX, default sm_80), as NVRTC defines it, so that
 // `#if __CUDA_ARCH__ >= 700` branches are taken as on the GPU. Defined last: every header above
-// (and the std headers) must not see it. Code that then reaches inline PTX gets the asm error.
+// (and the std headers) must not see it. Inline PTX that code then reaches is translated (emu_ptx.h).
 #ifndef ACLNN_EMU_CUDA_ARCH
 #define ACLNN_EMU_CUDA_ARCH 800
 #endif

@@ -1,0 +1,3 @@
+// aclnn_py emulator: <cub/device/device_memcpy.cuh> -- device-wide CUB algorithms are host APIs that launch
+// their own kernels, which the emulator (like NVRTC) cannot compile; see cub/cub.cuh.
+#error "<cub/device/device_memcpy.cuh>: device-wide CUB algorithms (cub::Device*) are host APIs and not supported by the aclnn_py CUDA emulator, which provides only CUB's block- and warp-level collectives (cub::BlockReduce, BlockScan, BlockLoad, BlockStore, BlockExchange, BlockRadixSort, BlockHistogram, BlockDiscontinuity, WarpReduce, WarpScan)"

@@ -1,0 +1,98 @@
+// Parboil spmv (cuda version): benchmarks/spmv/src/cuda/spmv_jds.h (CUERR, the __constant__
+// jds_ptr_int / sh_zcnt_int arrays, the kernel's prototype) + jds_kernels.cu (spmv_jds, JDS
+// sparse matrix-vector product with software prefetch), concatenated as main.cu #includes them,
+// as published in abduld/Parboil @ a4c63da28f45699e9a274cbc49af3e067162aa2b (Parboil 2.5), with ONE
+// change: the header's unused legacy texture reference `texture<float,1> tex_x_float;` (removed in
+// CUDA 12; the emulator has no textures) is commented out. The test fills the constants with
+// get_global (main.cu: cudaMemcpyToSymbol) and launches 32-thread blocks, one per warp of rows.
+// Licence: University of Illinois/NCSA Open Source License, (C) Copyright 2010 The Board of
+// Trustees of the University of Illinois.
+
+
+
+
+
+#define CUERR { cudaError_t err; \
+  if ((err = cudaGetLastError()) != cudaSuccess) { \
+  printf("CUDA error: %s, line %d\n", cudaGetErrorString(err), __LINE__); \
+  return -1; }}
+  
+ 
+//TEXTURE memory
+// texture<float,1> tex_x_float;   // unused by spmv_jds; commented out (see above)
+
+//constant memory
+__constant__ int jds_ptr_int[5000];
+__constant__ int sh_zcnt_int[5000];
+
+__global__ void spmv_jds(float *dst_vector,
+							   const float *d_data,const int *d_index, const int *d_perm,
+							   const float *x_vec,const int *d_nzcnt,const int dem);
+							   
+
+#define WARP_BITS 5
+#define WARP_SIZE 32
+
+
+__global__ void spmv_jds(float *dst_vector,
+						const float *d_data,const int *d_index, const int *d_perm,
+						const float *x_vec,const int *d_nzcnt,const int dim)
+{
+	int ix=blockIdx.x*blockDim.x+threadIdx.x;
+	int warp_id=ix>>WARP_BITS;
+	if(ix<dim)
+	{
+		float sum=0.0f;
+		int	bound=sh_zcnt_int[warp_id];
+		//prefetch 0
+		int j=jds_ptr_int[0]+ix;  
+		float d = d_data[j]; 
+		int i = d_index[j];  
+		float t = x_vec[i];
+		
+		if (bound>1)  //bound >=2
+		{
+			//prefetch 1
+			j=jds_ptr_int[1]+ix;    
+			i =  d_index[j];  
+			int in;
+			float dn;
+			float tn;
+			for(int k=2;k<bound;k++ )
+			{	
+				//prefetch k-1
+				dn = d_data[j]; 
+				//prefetch k
+				j=jds_ptr_int[k]+ix;    
+				in = d_index[j]; 
+				//prefetch k-1
+				tn = x_vec[i];
+				
+				//compute k-2
+				sum += d*t; 
+				//sweep to k
+				i = in;  
+				//sweep to k-1
+				d = dn;
+				t =tn; 
+			}	
+		
+			//fetch last
+			dn = d_data[j];
+			tn = x_vec[i];
+	
+			//compute last-1
+			sum += d*t; 
+			//sweep to last
+			d=dn;
+			t=tn;
+		}
+		//compute last
+		sum += d*t;  // 3 3
+		
+		//write out data
+		dst_vector[d_perm[ix]]=sum; 
+	}
+
+}
+
