@@ -644,6 +644,51 @@ def test_plain_loop_blocks_are_claimed_in_chunks_each_exactly_once(monkeypatch, 
     np.testing.assert_array_equal(hits, np.full_like(hits, 32))
 
 
+def test_kernels_may_be_named_like_the_loaders_own_table_entries():
+    """The loader's table of a module's kernels named its entries k0, k1, ...: a user kernel called k0
+    (common in small examples) failed to compile ("use of '__emu_glue::k0' before deduction of 'auto'")."""
+    mod = compile_module(textwrap.dedent("""
+        extern "C" __global__ void k0(int* p) { p[threadIdx.x] = 10 + threadIdx.x; }
+        extern "C" __global__ void k1(int* p) { p[threadIdx.x] += 1; }
+        extern "C" __global__ void count(int* p) { p[threadIdx.x] *= 2; }"""), filename="glue_names.cu")
+    out = np.zeros(4, np.int32)
+    for name in ("k0", "k1", "count"):
+        mod.get_function(name).launch((1, 1, 1), (4, 1, 1), [ptr(out)])
+    np.testing.assert_array_equal(out, 2 * (np.arange(4) + 11))
+
+
+def test_fiber_stacks_are_shared_by_modules_not_kept_by_each(monkeypatch):
+    """Every module's executor kept its largest block's fiber stacks (two memory mappings each) on every
+    OS thread for the life of the process: a test process that loaded a few hundred modules with
+    1024-thread blocks hit the kernel's 65530-mapping limit and aborted in mmap. Stacks now come from
+    the process-wide runtime's cache for a launch and go back after it: more modules, no more mappings."""
+    monkeypatch.setenv("ACLNN_PY_EMU_THREADS", "1")   # one executor per module: the count is exact
+
+    def maps():
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+
+    def launch(i):
+        mod = compile_module(textwrap.dedent(f"""
+            extern "C" __global__ void k{i}(int* out) {{
+                __shared__ int s[1024];
+                s[threadIdx.x] = threadIdx.x;
+                __syncthreads();
+                out[threadIdx.x] = s[1023 - threadIdx.x] + {i};
+            }}"""), filename=f"stacks{i}.cu")
+        fn = mod.get_function(f"k{i}")
+        assert fn.uses_sync
+        out = np.zeros(1024, np.int32)
+        fn.launch((2, 1, 1), (1024, 1, 1), [ptr(out)])
+        np.testing.assert_array_equal(out, np.arange(1023, -1, -1) + i)
+
+    launch(0)
+    before = maps()
+    for i in range(1, 5):
+        launch(i)
+    assert maps() - before < 4 * 60, "each module still maps its own 2 x 1024 stacks"
+
+
 def test_integer_and_double_atomics(conf):
     u = np.zeros(5, np.uint32)
     s = np.array([-1, 0, 0], np.int32)

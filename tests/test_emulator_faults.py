@@ -126,6 +126,92 @@ def test_integer_division_by_zero(mod, stream):
     still_usable(mod, stream)
 
 
+UNDEFINED_OPS = r"""
+extern "C" __global__ void mask_bits(const unsigned* bits, unsigned* out) {    // Rodinia huffman's (1 << n) - 1
+    const int i = threadIdx.x;
+    out[i] = (1u << bits[i]) - 1u;
+}
+extern "C" __global__ void shr_signed(const int* v, const int* s, int* out) {
+    const int i = threadIdx.x;
+    out[i] = v[i] >> s[i];
+}
+extern "C" __global__ void chained(const unsigned* s, unsigned* out) {  // a << b << c: only a << b is rewritten
+    const int i = threadIdx.x;
+    out[i] = 1u << 1u << s[i];
+}
+extern "C" __global__ void to_unsigned(const float* x, unsigned* out) { out[threadIdx.x] = (unsigned)x[threadIdx.x]; }
+extern "C" __global__ void to_int(const float* x, int* out) { out[threadIdx.x] = static_cast<int>(x[threadIdx.x]); }
+extern "C" __global__ void to_uchar(const float* x, unsigned char* out) { out[threadIdx.x] = x[threadIdx.x]; }  // implicit
+extern "C" __global__ void saturating(const float* x, int* out) { out[threadIdx.x] = __float2int_rz(x[threadIdx.x]); }
+"""
+
+
+@pytest.fixture(scope="module")
+def ub():
+    return A.RawModule(code=UNDEFINED_OPS)
+
+
+@pytest.mark.parametrize("kernel,args,bad", [
+    ("chained", [np.array([1, 2, 3, 4, 40, 0, 5, 7], np.uint32)], 4),   # the shift the loader leaves: checked
+    ("to_unsigned", [np.array([0.5, 7, 1e9, 5e9, 1, 2, -5.0, 3], np.float32)], 3),      # 5e9 > UINT_MAX
+    ("to_unsigned", [np.array([0.5, 7, 1e9, 4, 1, 2, -5.0, 3], np.float32)], 6),        # -5.0: 0 on a GPU
+    ("to_int", [np.array([0, 1, 2, 3, 4, np.nan, 6, 7], np.float32)], 5),              # NaN: 0 on a GPU
+    ("to_int", [np.array([0, 1, 3e9, 3, 4, 5, 6, 7], np.float32)], 2),
+    ("to_uchar", [np.array([0, 255.5, 256.0, 3, 4, 5, 6, 7], np.float32)], 2),         # implicit conversion
+])
+def test_conversions_and_unrewritten_shifts_a_gpu_defines_are_reported_not_computed(ub, stream, kernel, args, bad):
+    """C++ leaves a float -> integer conversion out of range (NaN too), and a shift by a negative count
+    or by the width or more, undefined; a GPU saturates the conversion (cvt.rzi) and clamps the shift
+    (shl/shr), x86 computes other numbers ((int)NaN == INT_MIN; 1u << 32 == 1). Shifts the loader
+    rewrites get the GPU's result (next test); a conversion, and a shift it leaves as written (a
+    chain), stop the launch at the first such operation, naming the thread."""
+    ptrs = [upload(a) for a in args]
+    po = dev(64)
+    ub.get_function(kernel)((1,), (8,), (*ptrs, po), stream=stream)
+    expect_fault(stream, kernel, r"undefined operation in thread \(%d,0,0\)" % bad, r"A GPU clamps such a shift",
+                 r"saturates such a conversion")
+    for p in (*ptrs, po):
+        acl.rt.free(p)
+
+
+def test_shifts_give_a_gpus_result_for_any_count(ub, stream):
+    """`(1u << n) - 1` for n = 0..40 (Rodinia huffman's mask with 32-bit codes; cuda-samples'
+    simpleAtomicIntrinsics ORs `1 << tid` for tid up to 255) and `v >> n` for negative and too large
+    counts: PTX shl/shr clamp the count (0, or -1 for >> of a negative value); x86 took it mod 32."""
+    bits = np.arange(41, dtype=np.uint32)
+    pb, po = upload(bits), dev(4 * 64)
+    ub.get_function("mask_bits")((1,), (41,), (pb, po), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+    want = np.where(bits < 32, (1 << np.minimum(bits, 31).astype(np.uint64)) - 1, 0xFFFFFFFF).astype(np.uint32)
+    np.testing.assert_array_equal(download(po, want), want)
+    v = np.array([-8, 8, -1, 5, -8, 8, 7, -7, 1, -1], np.int32)
+    n = np.array([1, 2, 3, -1, 32, 32, 33, 100, 31, -5], np.int32)
+    pv, pn = upload(v), upload(n)
+    ub.get_function("shr_signed")((1,), (10,), (pv, pn, po), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+    inr = (n >= 0) & (n < 32)
+    want = np.where(inr, v >> np.clip(n, 0, 31), np.where(v < 0, -1, 0)).astype(np.int32)
+    np.testing.assert_array_equal(download(po, want), want)
+    for p in (pb, po, pv, pn):
+        acl.rt.free(p)
+
+
+def test_shifts_and_conversions_in_range_and_the_saturating_intrinsics_run(ub, stream):
+    bits = np.arange(32, dtype=np.uint32)
+    pb, po = upload(bits), dev(128)
+    ub.get_function("mask_bits")((1,), (32,), (pb, po), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(download(po, bits), ((1 << bits.astype(np.uint64)) - 1).astype(np.uint32))
+    x = np.array([0.5, -2.5, np.nan, 3e9, -3e9, np.inf, -np.inf, 7.9], np.float32)
+    px = upload(x)
+    ub.get_function("saturating")((1,), (8,), (px, po), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0
+    want = np.array([0, -2, 0, 2**31 - 1, -2**31, 2**31 - 1, -2**31, 7], np.int32)
+    np.testing.assert_array_equal(download(po, want), want)
+    for p in (pb, po, px):
+        acl.rt.free(p)
+
+
 BIG_FRAME = r"""
 // Per-thread locals larger than the emulator's fiber stack (128 KiB): legal CUDA (local memory), and what
 // an unrolled WMMA tile loop needs (cuda-samples dmmaTensorCoreGemm's compute_dgemm, 128-160 KiB).

@@ -696,6 +696,53 @@ def test_a_grid_wide_spin_wait_beyond_what_can_be_resident_is_a_livelock_report(
     assert time.perf_counter() - t < 30
 
 
+VOLATILE_SPIN_WAITS = r"""
+// Parboil 2.5 bfs's start_global_barrier (abduld/Parboil @ a4c63da2, benchmarks/bfs/src/cuda/kernel.cu;
+// University of Illinois/NCSA licence), as published: a volatile global polled with an empty body.
+#define NUM_SM 14
+volatile __device__ int count = 0;
+__device__ void start_global_barrier(int fold){
+  __syncthreads();
+  if(threadIdx.x == 0){
+    atomicAdd((int*)&count, 1);
+    while( count < NUM_SM*fold){
+      ;
+    }
+  }
+  __syncthreads();
+}
+extern "C" __global__ void global_barrier(int* out, int* sum){   // (the test's: each block reads its neighbour's)
+  if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x + 1;
+  start_global_barrier(1);
+  if (threadIdx.x == 0) sum[blockIdx.x] = out[blockIdx.x] + out[(blockIdx.x + 1) % NUM_SM];
+}
+// a flag another warp sets later, read through a volatile pointer
+extern "C" __global__ void volatile_flag(int* flag_mem, int* out) {
+    volatile int* flag = flag_mem;
+    if (threadIdx.x == 0) { while (*flag == 0) ; out[0] = 1; }
+    if (threadIdx.x == 32) *flag = 1;
+}
+"""
+
+
+def test_a_spin_wait_through_a_volatile_name_ends(d):
+    """Parboil bfs's software grid barrier polls a `volatile __device__ int` with an empty body: it ran
+    until the 300 s watchdog (only atomic polls were recognised as spin-waits). A loop whose condition
+    reads a name declared volatile and whose body does nothing now waits as an atomic poll does."""
+    mod = A.RawModule(code=VOLATILE_SPIN_WAITS)
+    out, total = d.zeros(14, np.int32), d.zeros(14, np.int32)
+    t = time.perf_counter()
+    mod.get_function("global_barrier")((14,), (64,), (out, total))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    b = np.arange(14)
+    np.testing.assert_array_equal(d.down(total, 14, np.int32), (b + 1) + (b + 1) % 14 + 1)
+    flag, o1 = d.zeros(1, np.int32), d.zeros(1, np.int32)
+    mod.get_function("volatile_flag")((1,), (64,), (flag, o1))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(o1, 1, np.int32)[0] == 1
+    assert time.perf_counter() - t < 30
+
+
 def test_only_loops_that_wait_get_a_spin_tick():
     from aclnn_py.emulator import compiler as C
     waits = ["while (atomicCAS(m, 0, 1) != 0);", "while (atomicAdd(f, 0) == 0) { }",
@@ -704,6 +751,11 @@ def test_only_loops_that_wait_get_a_spin_tick():
     work = ["while ((i = atomicAdd(&next, 1)) < n) { out[i] = 1; }", "do { s++; } while (atomicAdd(&c, 1) < n);",
             "for (int i = atomicAdd(c, 1); i < n; i = atomicAdd(c, 1)) {}", "while (x < n) { atomicAdd(p, 1); }",
             "for (int v : {1, 2}) atomicAdd(p, v);"]
+    waits += ["volatile __device__ int count;\nvoid f() { while (count < 14) { ; } }",
+              "void f(::__emu::vptr<int> flag) { while (flag[0] == 0) {} }",
+              "__shared__ volatile int done;\nvoid f() { while (!done); }"]
+    work += ["void f(int* p) { while (p[0] == 0) {} }",   # a plain read: not a poll (a GPU may hoist it too)
+             "volatile __device__ int count;\nvoid f() { while (count < 14) { count++; } }"]
     for src in waits:
         assert ") && ::__emu::spin_tick()" in C._rewrite_spin_loops(src), src
         assert C._rewrite_spin_loops(src).count("\n") == src.count("\n")

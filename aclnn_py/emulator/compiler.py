@@ -52,7 +52,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-3"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-5"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -77,6 +77,17 @@ _BASE_FLAGS = (
     # reported. With the probes every page of a new frame is touched in order, so an overflow always
     # faults in the guard page and is reported as one (cost: a probe per page of large frames only).
     "-fstack-clash-protection",
+    # Two operations C++ leaves undefined that a GPU defines: a float -> integer conversion the type
+    # cannot hold (cvt.rzi saturates, NaN -> 0; x86 gives 0x80000000-style values) and a shift by a
+    # negative count or by the operand's width or more (PTX shl/shr clamp the count: 1u << 32 is 0 on a
+    # GPU, 1 on x86). Shifts the loader rewrites (_rewrite_shifts) get the GPU's result; a conversion,
+    # and a shift left as written, become a check that traps (ud2, reported at the synchronize)
+    # instead of a different number: found by running Rodinia's huffman and the CUDA SDK's
+    # scanLargeArray (-DZERO_BANK_CONFLICTS), silently wrong before. No runtime library:
+    # -fsanitize-undefined-trap-on-error needs none. Cost: a compare and a never-taken branch per
+    # conversion from floating point and per shift left as written.
+    "-fsanitize=shift-exponent,float-cast-overflow",
+    "-fsanitize-undefined-trap-on-error",
     "-fvisibility=hidden",
     "-fvisibility-inlines-hidden",
     "-U_FORTIFY_SOURCE",
@@ -593,6 +604,12 @@ def _declares(cond: list[str]) -> bool:
 
 
 _SPIN_POLL_RE = re.compile(r"\batomic[A-Z]\w*\s*\(")   # atomicAdd(, atomicCAS(, atomicExch_system( ...
+# Names the user declared volatile, after _rewrite_volatile: its lockstep pointers / references, and
+# volatile objects (`volatile __device__ int count;`, `__shared__ volatile int flag;`), which it leaves.
+_VOLATILE_NAME_RES = (
+    re.compile(r"::__emu::v(?:ptr|ref)\s*<(?:[^<>;{}]|<[^<>;{}]*>)*>\s*(?:const\s+)?([A-Za-z_]\w*)"),
+    re.compile(r"\bvolatile\b[^;{}()=]*?\b([A-Za-z_]\w*)\s*(?=[=;\[,])"),
+)
 
 
 def _loop_condition(words: list[str], toks: list[tuple[str, int, int]], k: int, close: int):
@@ -627,8 +644,9 @@ def _idle_body(words: list[str], j: int) -> bool:
 
 
 def _rewrite_spin_loops(text: str) -> str:
-    """A loop whose condition polls memory with an atomic and whose body does nothing
-    (``while (atomicCAS(lock, 0, 1) != 0);``, ``while (atomicAdd(flag, 0) == 0) {}``) waits for another
+    """A loop whose condition polls memory with an atomic or through a volatile name and whose body does
+    nothing (``while (atomicCAS(lock, 0, 1) != 0);``, ``while (atomicAdd(flag, 0) == 0) {}``,
+    ``while (count < n) ;`` with ``volatile __device__ int count``: Parboil bfs's grid barrier) waits for another
     thread, which a GPU runs meanwhile. Here
     a thread spinning in a plain loop would wait forever for a thread that runs after it: each poll
     that finds the wait not over (``(cond) && ::__emu::spin_tick()``) lets the rest of the block run
@@ -636,6 +654,7 @@ def _rewrite_spin_loops(text: str) -> str:
     on fibers (``spin_tick`` is a sync primitive for the scan). Newlines are kept."""
     toks = [(m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
     words = [t for t, _, _ in toks]
+    volatile_names = {m.group(1) for rx in _VOLATILE_NAME_RES for m in rx.finditer(text)}
     edits: list[tuple[int, str]] = []
     for k, w in enumerate(words):
         if w not in ("while", "for") or k + 1 >= len(words) or words[k + 1] != "(":
@@ -650,11 +669,179 @@ def _rewrite_spin_loops(text: str) -> str:
         cond = text[lo:hi]
         o = _match_back(words, k - 1, "{", "}") if w == "while" and k > 0 and words[k - 1] == "}" else -1
         body = o if o > 0 and words[o - 1] == "do" else close + 1     # do { ... } while (cond);
-        if not _SPIN_POLL_RE.search(cond) or _declares(_tokens(cond)) or not _idle_body(words, body):
+        polls = _SPIN_POLL_RE.search(cond) or not volatile_names.isdisjoint(_tokens(cond))
+        if not polls or _declares(_tokens(cond)) or not _idle_body(words, body):
             continue
         edits.append((lo, " ("))
         edits.append((hi, ") && ::__emu::spin_tick() "))
     return _apply_edits(text, edits)
+
+
+# ---- shifts with a GPU's result for any count ------------------------------------------------------
+# C++ leaves `x << n` and `x >> n` undefined for n < 0 or n >= the width of x's promoted type; PTX
+# shl/shr clamp the count, so a GPU gives 0 (or, for >> of a negative value, -1), where x86 takes the
+# count mod 32 (or 64): `1 << tid` in cuda-samples' simpleAtomicIntrinsics (tid up to 255), Rodinia
+# huffman's `(1 << bits) - 1` with bits = 32. The loader rewrites each shift whose operands it can
+# delimit for certain into ::__emu::shl / shr (emu_shifts.h: the GPU's result, branch-free); a shift
+# it cannot (next to a `<` or `>` that may be a template bracket, a chain `a << b << c`) stays as
+# written, and the -fsanitize=shift-exponent check reports it if its count is out of range. A count
+# that is an integer literal below 32 stays as written (always in range). If the rewritten module
+# does not compile, it is built again without this rewrite (see _compile).
+_MULTI_OPS = ("<<=", ">>=", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=",
+              "&=", "|=", "^=", "++", "--", "->", "::")
+_ASSIGN_OPS = frozenset(("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="))
+# tokens that end a shift's operand for certain (lower precedence, or a bracket / statement boundary)
+_SHIFT_BOUNDS = frozenset(("(", "[", "{", ")", "]", "}", ";", ",", "?", ":", "==", "!=", "<=", ">=", "&&",
+                           "||", "|", "^", "return", "case", "throw", "else", "do")) | _ASSIGN_OPS
+_SHIFT_AMBIGUOUS = frozenset(("<", ">", "<<", ">>", "operator", "template", "#", "\\"))
+
+
+def _op_tokens(text: str) -> list[tuple[str, int, int]]:
+    """(token, start, end) with adjacent punctuation merged into C++'s multi-character operators."""
+    raw = [(m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+    out: list[tuple[str, int, int]] = []
+    i = 0
+    while i < len(raw):
+        t, a, b = raw[i]
+        for op in _MULTI_OPS:
+            n = len(op)
+            if op[0] == t[0] and i + n <= len(raw) and all(
+                    raw[i + j][0] == op[j] and (j == 0 or raw[i + j][1] == raw[i + j - 1][2]) for j in range(n)):
+                out.append((op, a, raw[i + n - 1][2]))
+                i += n
+                break
+        else:
+            out.append((t, a, b))
+            i += 1
+    return out
+
+
+def _operand_end(t: str) -> bool:
+    return t in (")", "]") or t[0].isalnum() or t[0] in "_.'\"" and t not in _SHIFT_BOUNDS
+
+
+def _shift_left(toks, k: int):
+    """Index of the first token of the left operand of the shift at k, or None if not certain."""
+    j = k - 1
+    while j >= 0:
+        t = toks[j][0]
+        if t in (")", "]"):
+            j = _match_back([x[0] for x in toks[:j + 1]], j, "(" if t == ")" else "[", t) - 1
+            if j < -1:
+                return None
+            continue
+        if t == "&":   # binary & (after an operand) binds looser than a shift: the operand starts after it
+            if j > 0 and _operand_end(toks[j - 1][0]):
+                break
+            j -= 1
+            continue
+        if t in _SHIFT_BOUNDS:
+            break
+        if t in _SHIFT_AMBIGUOUS or t in ("{", "}"):
+            return None
+        j -= 1
+    first = j + 1
+    return first if first < k else None
+
+
+def _shift_right(toks, k: int):
+    """Index one past the last token of the right operand of the shift at k, or None if not certain."""
+    words = None
+    j = k + 1
+    n = len(toks)
+    while j < n:
+        t = toks[j][0]
+        if t in ("(", "[", "{"):
+            if words is None:
+                words = [x[0] for x in toks]
+            j = _match_fwd(words, j, t, {"(": ")", "[": "]", "{": "}"}[t])
+            if j < 0:
+                return None
+            j += 1
+            continue
+        if t == "&" and j > k + 1 and _operand_end(toks[j - 1][0]):
+            break
+        if t in _SHIFT_BOUNDS or t in ("<<", ">>"):   # (a << b << c is (a << b) << c)
+            break
+        if t in _SHIFT_AMBIGUOUS:
+            return None
+        j += 1
+    return j if j > k + 1 else None
+
+
+def _small_literal(tok: str) -> bool:
+    """An integer literal below 32 (a shift count in range for every type)."""
+    m = re.fullmatch(r"(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)[uUlLzZ]*", tok)
+    if not m:
+        return False
+    d = m.group(1).replace("'", "")
+    v = int(d, 16) if d[:2] in ("0x", "0X") else int(d[2:], 2) if d[:2] in ("0b", "0B") else int(d, 8) if d[0] == "0" else int(d)
+    return v < 32
+
+
+def _rewrite_shifts(text: str) -> str:
+    """``a << b`` -> ``::__emu::shl(a, b)`` (and ``>>``, ``<<=``, ``>>=``) where the operands are certain;
+    see the comment above. String literals are tokens of their own; newlines are kept."""
+    if "<<" not in text and ">>" not in text:
+        return text
+    toks = _op_tokens(text)
+    edits: list[tuple[int, int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for k, (t, a, b) in enumerate(toks):
+        if t not in ("<<", ">>", "<<=", ">>="):
+            continue
+        if k == 0 or k + 1 >= len(toks) or not _operand_end(toks[k - 1][0]) or toks[k + 1][0] in (">", "<"):
+            continue
+        name = "shl" if t[:2] == "<<" else "shr"
+        if t in ("<<", ">>"):
+            lo, hi = _shift_left(toks, k), _shift_right(toks, k)
+            if lo is None or hi is None:
+                continue
+            if hi == k + 2 and _small_literal(toks[k + 1][0]):
+                continue   # a literal count below 32: in range for every type
+            fn = f"::__emu::{name}("
+        else:
+            # `lvalue <<= count`: the lvalue is names, members and subscripts after a statement or
+            # header boundary; the count runs to the end of the assignment expression
+            lo = k - 1
+            while lo >= 0:
+                u = toks[lo][0]
+                if u in ("]",):
+                    lo = _match_back([x[0] for x in toks[:lo + 1]], lo, "[", "]") - 1
+                    continue
+                if u[0].isalpha() or u[0] == "_" or u in (".", "->", "::"):
+                    lo -= 1
+                    continue
+                break
+            if lo >= 0 and toks[lo][0] not in (";", "{", "}", "(", ",", ")", ":", "else", "do"):
+                continue
+            lo += 1
+            hi = k + 1
+            words = [x[0] for x in toks]
+            while hi < len(toks) and toks[hi][0] not in (";", ",", ")", "]", "}"):
+                if toks[hi][0] in ("(", "[", "{"):
+                    hi = _match_fwd(words, hi, toks[hi][0], {"(": ")", "[": "]", "{": "}"}[toks[hi][0]])
+                    if hi < 0:
+                        break
+                hi += 1
+            if hi < 0 or hi == k + 1 or lo >= k:
+                continue
+            fn = f"::__emu::{name}_assign("
+        start, end = toks[lo][1], toks[hi - 1][2]
+        # operands of different shifts may nest (a << (b << c)) but never overlap partially
+        if any(s < start < e < end or start < s < end < e for s, e in taken):
+            continue
+        taken.append((start, end))
+        edits += [(start, start, fn), (a, b, ","), (end, end, ")")]
+    if not edits:
+        return text
+    out, last = [], 0
+    for s, e, ins in sorted(edits, key=lambda x: (x[0], x[1] - x[0], x[2] != ")")):
+        out.append(text[last:s])
+        out.append(ins)
+        last = max(last, e)
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _apply_edits(text: str, edits: list[tuple[int, str]]) -> str:
@@ -1784,16 +1971,20 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         pre_text = pathlib.Path(ii).read_text(errors="replace")
         segs = _user_segments(pre_text)
         pieces = []
+        plain_pieces = []   # the same without the shift rewrite: built if the rewritten text does not compile
         user_text = []
         last = 0
         for a, b in segs:
             pieces.append(pre_text[last:a])
-            seg = _rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
-                _rewrite_shared_alignas(_rewrite_inline_asm(pre_text[a:b]))))))
-            pieces.append(seg)
-            user_text.append(seg)
+            plain_pieces.append(pre_text[last:a])
+            asm_done = _rewrite_inline_asm(pre_text[a:b])
+            for out, text in ((pieces, _rewrite_shifts(asm_done)), (plain_pieces, asm_done)):
+                out.append(_rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
+                    _rewrite_shared_alignas(text))))))
+            user_text.append(plain_pieces[-1])
             last = b
         pieces.append(pre_text[last:])
+        plain_pieces.append(pre_text[last:])
         scan = _Scan("\n".join(user_text))
         warp_funcs: set[str] = set()
         if _EXPLICIT_WARP_SYNC not in scan.toks:
@@ -1801,6 +1992,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             warp_funcs = {name for name in scan.defs if name in warp}   # the user's own (a `reduce` too)
             if warp_funcs:   # (their loops switch lanes: they run on fibers)
                 pieces = [_rewrite_warp_loops("".join(pieces), warp_funcs)]
+                plain_pieces = [_rewrite_warp_loops("".join(plain_pieces), warp_funcs)]
         seeds = _SYNC_PRIMITIVES | warp_funcs
         if _CUB_INCLUDED_RE.search(pre_text):
             seeds |= _CUB_COLLECTIVES
@@ -1839,8 +2031,10 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         for i, e in enumerate(exprs):
             # `k<float>` -> &k<float>; `&k<float>` or a cast expression yielding the pointer as is
             ptr_expr = e if e.startswith(("&", "(")) or e.endswith(")") else f"&{e}"
-            reg.append(f"constexpr auto k{i} = {ptr_expr};")
-        descs = ", ".join(f"::__emu::entry_desc<k{i}>()" for i in range(len(exprs))) or "{}"
+            # (a reserved name: the user's own kernel may be called k0, and `constexpr auto k0 = &k0;`
+            # here named itself)
+            reg.append(f"constexpr auto __emu_entry_{i} = {ptr_expr};")
+        descs = ", ".join(f"::__emu::entry_desc<__emu_entry_{i}>()" for i in range(len(exprs))) or "{}"
         reg.append(f"static const ::__emu::KernelDesc descs[] = {{{descs}}};")
         cnames = ", ".join(json.dumps(t["name"]) for t in table) or '""'
         reg.append(f"static const char* const names[] = {{{cnames}}};")
@@ -1876,6 +2070,14 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             f.write("".join(pieces))
             f.write("\n".join(reg) + "\n")
         r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+        if r.returncode != 0 and plain_pieces != pieces:
+            # the shift rewrite met code it got wrong (or the source has an error of its own): build the
+            # text as written; its shifts keep the -fsanitize=shift-exponent check
+            pieces = plain_pieces
+            with open(ii, "w") as f:
+                f.write("".join(pieces))
+                f.write("\n".join(reg) + "\n")
+            r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
         if r.returncode != 0 and _FORCEINLINE in "".join(pieces) and "always_inline" in r.stderr:
             # CUDA's __forceinline__ is a strong request that nvcc may decline (a recursive function:
             # a warning, then a call); g++ refuses to build what it cannot inline. Build again with

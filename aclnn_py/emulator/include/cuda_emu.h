@@ -491,19 +491,6 @@ static inline size_t fiber_stack_size() {
     return sz;
 }
 
-static inline void fiber_alloc_stack(Fiber& f) {
-    size_t ps = page_size(), len = fiber_stack_size() + ps;
-    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-        fprintf(stderr, "aclnn_py emulator: cannot map a fiber stack\n");
-        abort();
-    }
-    mprotect(p, ps, PROT_NONE);  // guard page: a stack overflow is a clean SIGSEGV
-    f.map = static_cast<unsigned char*>(p);
-    f.map_len = len;
-    f.parked = false;
-}
-
 static inline void fiber_reset(Fiber& f) {
     size_t ps = page_size();
     ctx_make(&f.ctx, f.map + ps, f.map_len - ps, &fiber_main, &f);
@@ -1106,11 +1093,57 @@ static void report_deadlock(Executor& ex, Launch& L) {
 }
 
 // ---- running blocks ------------------------------------------------------------------------
+static constexpr int kRtVersion = EMU_RT_VERSION;
+static const EmuRtApi* g_rt = nullptr;  // the process-wide runtime (faults, watchdog); set at load
+
+// Fiber stacks (the first page a guard: a stack overflow is a clean SIGSEGV) come from the
+// process-wide runtime's cache for a launch and go back after it (give_back_stacks; see emu_rt.cpp:
+// kept per module and thread they exhausted the process's memory mappings). Without the runtime
+// (ACLNN_PY_EMU_NO_FAULT_HANDLER=1) they are mapped here and kept by the executor.
+static bool take_stacks(Executor& ex, unsigned N) {
+    if (ex.nfib >= N) return true;
+    const size_t ps = page_size(), len = fiber_stack_size() + ps;
+    void* got[kMaxFibers];
+    const unsigned want = N - ex.nfib;
+    unsigned n = 0;
+    if (g_rt) {
+        n = g_rt->stacks_get(len, want, got);
+    } else {
+        for (; n < want; ++n) {
+            void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (p == MAP_FAILED) break;
+            mprotect(p, ps, PROT_NONE);
+            got[n] = p;
+        }
+    }
+    for (unsigned i = 0; i < n; ++i) {
+        Fiber& f = ex.fibers[ex.nfib + i];
+        f.map = static_cast<unsigned char*>(got[i]);
+        f.map_len = len;
+        f.parked = false;
+    }
+    ex.nfib += n;
+    return n == want;
+}
+
+static void give_back_stacks(Executor& ex) {
+    if (!g_rt || ex.nfib == 0) return;
+    void* maps[kMaxFibers];
+    for (unsigned i = 0; i < ex.nfib; ++i) {
+        maps[i] = ex.fibers[i].map;
+        ex.fibers[i].map = nullptr;
+        ex.fibers[i].parked = false;
+    }
+    g_rt->stacks_put(ex.fibers[0].map_len, ex.nfib, maps);
+    ex.nfib = 0;
+}
+
 static void run_block_fibers(Executor& ex, Launch& L) {
     const unsigned N = L.nthreads;
-    if (ex.nfib < N) {
-        for (unsigned i = ex.nfib; i < N; ++i) fiber_alloc_stack(ex.fibers[i]);
-        ex.nfib = N;
+    if (!take_stacks(ex, N)) {
+        record(&L, ex.bid, "cannot map %u fiber stacks of %zu KiB (the process's limit of memory mappings, "
+               "vm.max_map_count, or address space); the block did not run", N, fiber_stack_size() / 1024);
+        return;
     }
     Fiber* fb = ex.fibers;
     const uint3 bd = L.block;
@@ -1164,9 +1197,6 @@ static void run_block_fibers(Executor& ex, Launch& L) {
         for (unsigned i = 0; i < N; ++i)
             if (!(fb[i].state == ST_EXITED && fb[i].parked)) fb[i].parked = false;  // reset before reuse
 }
-
-static constexpr int kRtVersion = EMU_RT_VERSION;
-static const EmuRtApi* g_rt = nullptr;  // the process-wide runtime (faults, watchdog); set at load
 
 static unsigned register_thread(Launch& L) {
     unsigned slot = ~0u;
@@ -1291,6 +1321,16 @@ static void record_fault(Launch& L, EmuFault& fa) {
                who);
         return;
     }
+    const unsigned char* pc = static_cast<const unsigned char*>(fa.addr);
+    if (pc && pc[0] == 0x0f && pc[1] == 0x0b) {  // ud2: a check of -fsanitize=shift-exponent,float-cast-overflow
+        record(&L, bid, "undefined operation in %s: an integer shift by a negative count or by the operand's width "
+               "or more (x << 32), or a floating-point value converted to an integer type that cannot hold it (NaN, "
+               "(unsigned)-1.0f, (int)3e9f, (unsigned char)300.0f). A GPU clamps such a shift (result 0, or the sign "
+               "bits for >> of a negative value) and saturates such a conversion (NaN -> 0); the CPU computes other "
+               "numbers, so the emulator stops here instead. Keep the count below the width / clamp the value, or "
+               "use __float2int_rz & co., which saturate as on a GPU", who);
+        return;
+    }
     record(&L, bid, "illegal instruction at 0x%016llx in %s (SIGILL)", static_cast<unsigned long long>(addr), who);
 }
 
@@ -1364,6 +1404,7 @@ static void run_blocks(Launch& L, bool single = false) {
     tls.fault = nullptr;
     if (g_rt) g_rt->leave(prev);
     unregister_thread(L, slot);
+    if (L.fibers) give_back_stacks(ex);
     tls.L = nullptr;
     tls.ex = nullptr;
 }
@@ -2546,6 +2587,8 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
 // later (they use __asm__) work; a statement the loader left alone fails on the undeclared marker.
 #include "emu_ptx.h"
 #define asm __emu_inline_asm
+// Shifts with a GPU's result for any count: the loader rewrites the user's `a << n` into these.
+#include "emu_shifts.h"
 
 // The architecture the user targets (-arch=sm_XX, default sm_80), as NVRTC defines it, so that
 // `#if __CUDA_ARCH__ >= 700` branches are taken as on the GPU. Defined last: every header above

@@ -393,7 +393,9 @@ QUALIFIERS double curand_MRG32k3a(curandStateMRG32k3a_t* state) {
 }
 QUALIFIERS unsigned int curand(curandStateMRG32k3a_t* state) {
     const double d = curand_MRG32k3a(state) * (double)MRG32K3A_BITS_NORM;
-    return (unsigned int)d;
+    // r = m1 (p1 == p2) gives d just above 2^32 - 1: the GPU's cvt.rzi.u32.f64 saturates (written out:
+    // the emulator traps an out-of-range conversion instead of computing x86's number)
+    return d >= 4294967295.0 ? 4294967295u : (unsigned int)d;
 }
 static inline __device__ void skipahead(unsigned long long n, curandStateMRG32k3a_t* state) {
     __emu_curand::mrg_jump(state, n, 0);

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include <map>
 
@@ -256,7 +257,52 @@ void rt_unwatch(long id) {
 
 int rt_kill(pthread_t t) { return pthread_kill(t, watchdog_signal()); }
 
-const EmuRtApi g_api = {EMU_RT_VERSION, rt_install, rt_enter, rt_leave, rt_watch, rt_unwatch, rt_kill};
+// Fiber stacks, shared by every kernel module of the process. Each module's executor used to keep
+// the stacks of its largest block on every OS thread that ran it, for the life of the process: two
+// memory mappings each (the stack and its guard page), so a process that loaded a few hundred
+// modules (the test suite: CUB, cuRAND, PTX tests with 1024-thread blocks) reached the kernel's
+// limit of 65530 mappings and the next mmap failed (the module aborted). An executor now takes its
+// stacks from here for a launch and gives them back after it.
+constexpr unsigned kMaxCachedStacks = 8192;  // 16384 mappings at most
+pthread_mutex_t g_sm = PTHREAD_MUTEX_INITIALIZER;
+void* g_stacks[kMaxCachedStacks];
+unsigned g_nstacks = 0;
+size_t g_stack_len = 0;
+
+unsigned rt_stacks_get(size_t len, unsigned n, void** out) {
+    unsigned got = 0;
+    pthread_mutex_lock(&g_sm);
+    if (g_stack_len == len)
+        while (got < n && g_nstacks) out[got++] = g_stacks[--g_nstacks];
+    pthread_mutex_unlock(&g_sm);
+    const size_t ps = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    for (; got < n; ++got) {
+        void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) break;
+        if (mprotect(p, ps, PROT_NONE) != 0) {  // guard page: a stack overflow is a clean SIGSEGV
+            munmap(p, len);
+            break;
+        }
+        out[got] = p;
+    }
+    return got;
+}
+
+void rt_stacks_put(size_t len, unsigned n, void* const* in) {
+    unsigned i = 0;
+    pthread_mutex_lock(&g_sm);
+    if (g_stack_len != len) {  // another stack size (ACLNN_PY_EMU_STACK_KB differs): the cache restarts
+        for (unsigned k = 0; k < g_nstacks; ++k) munmap(g_stacks[k], g_stack_len);
+        g_nstacks = 0;
+        g_stack_len = len;
+    }
+    for (; i < n && g_nstacks < kMaxCachedStacks; ++i) g_stacks[g_nstacks++] = in[i];
+    pthread_mutex_unlock(&g_sm);
+    for (; i < n; ++i) munmap(in[i], len);
+}
+
+const EmuRtApi g_api = {EMU_RT_VERSION, rt_install, rt_enter, rt_leave, rt_watch, rt_unwatch, rt_kill,
+                        rt_stacks_get, rt_stacks_put};
 
 void after_fork_child() {
     // the watchdog thread does not exist in a forked child
@@ -265,6 +311,7 @@ void after_fork_child() {
     g_wstarted = false;
     g_watches = nullptr;
     g_wake = 0;
+    memcpy(static_cast<void*>(&g_sm), &m, sizeof m);  // (the cached stacks are the child's mappings too)
 }
 
 __attribute__((constructor)) void rt_init() { pthread_atfork(nullptr, nullptr, after_fork_child); }

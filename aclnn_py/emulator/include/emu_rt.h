@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <pthread.h>
+#include <stddef.h>
 
 struct EmuFault {
     sigjmp_buf jb;
@@ -32,7 +33,12 @@ struct EmuRtApi {
     long (*watch)(double seconds, void (*cb)(void*), void* arg);  // cb runs on the watchdog thread
     void (*unwatch)(long id);                                     // after it returns cb is not running
     int (*kill_thread)(pthread_t t);                              // sends the watchdog signal
+    // Fiber stacks of `len` bytes (the first page a guard), cached for every module of the process:
+    // stacks_get fills out[0..n) and returns how many it could (mapping what the cache lacks),
+    // stacks_put takes them back (beyond the cache's bound they are unmapped).
+    unsigned (*stacks_get)(size_t len, unsigned n, void** out);
+    void (*stacks_put)(size_t len, unsigned n, void* const* in);
 };
 
-#define EMU_RT_VERSION 1
+#define EMU_RT_VERSION 2
 #endif
