@@ -644,6 +644,31 @@ def test_plain_loop_blocks_are_claimed_in_chunks_each_exactly_once(monkeypatch, 
     np.testing.assert_array_equal(hits, np.full_like(hits, 32))
 
 
+def test_which_shifts_the_loader_rewrites():
+    """Shifts get a GPU's result through ::__emu::shl / shr where the loader can delimit both operands for
+    certain; anything next to a possible template bracket stays as written (and is checked at run time)."""
+    from aclnn_py.emulator import compiler as C
+    cases = {
+        "out[i] = (1u << s[i]) - 1u;": "out[i] = (::__emu::shl(1u , s[i])) - 1u;",
+        "x = a - b << c + d;": "x = ::__emu::shl(a - b , c + d);",          # + binds tighter than <<
+        "a = b & c << d;": "a = b & ::__emu::shl(c , d);",                  # & binds looser
+        "z = a << b >> c;": "z = ::__emu::shr(::__emu::shl(a , b) , c);",   # left-associative
+        "if (i < n << k) f();": "if (i < ::__emu::shl(n , k)) f();",
+        "y = v << n > m;": "y = ::__emu::shl(v , n) > m;",
+        "Foo<(1 << n)> t;": "Foo<(::__emu::shl(1 , n))> t;",
+        "x <<= s + 1;": "::__emu::shl_assign(x , s + 1);",
+        "if (c) p[i] >>= s;": "if (c) ::__emu::shr_assign(p[i] , s);",
+        "return ((i) >> 4 + (i) >> (2*4));": "return (::__emu::shr(::__emu::shr((i) , 4 + (i)) , (2*4)));",
+    }
+    unchanged = ["y = v >> 3;", "t = (x >> 16) & 0xffff;", "m = x << 0x1f;",     # literal counts below 32
+                 "Foo<Bar<int>> x;", "static_cast<Vec<int>>(v) << s;",         # template brackets
+                 "y = v << Foo<3>::x;", "x = a > b << c;", "k<<<1, 2>>>(p);", 'p("a << b");']
+    for src, want in cases.items():
+        assert C._rewrite_shifts(src) == want, src
+    for src in unchanged:
+        assert C._rewrite_shifts(src) == src, src
+
+
 def test_kernels_may_be_named_like_the_loaders_own_table_entries():
     """The loader's table of a module's kernels named its entries k0, k1, ...: a user kernel called k0
     (common in small examples) failed to compile ("use of '__emu_glue::k0' before deduction of 'auto'")."""

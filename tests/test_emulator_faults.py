@@ -135,9 +135,14 @@ extern "C" __global__ void shr_signed(const int* v, const int* s, int* out) {
     const int i = threadIdx.x;
     out[i] = v[i] >> s[i];
 }
-extern "C" __global__ void chained(const unsigned* s, unsigned* out) {  // a << b << c: only a << b is rewritten
+extern "C" __global__ void chained(const unsigned* s, unsigned* out) {  // (a << b) << c, both rewritten
     const int i = threadIdx.x;
     out[i] = 1u << 1u << s[i];
+}
+template <int K> struct Plus { static __device__ unsigned of(unsigned v) { return v + K; } };
+extern "C" __global__ void next_to_a_template(const unsigned* s, unsigned* out) {
+    // a `<` right of the shift may open a template's arguments: the loader leaves this shift as written
+    out[threadIdx.x] = 1u << Plus<0>::of(s[threadIdx.x]);
 }
 extern "C" __global__ void to_unsigned(const float* x, unsigned* out) { out[threadIdx.x] = (unsigned)x[threadIdx.x]; }
 extern "C" __global__ void to_int(const float* x, int* out) { out[threadIdx.x] = static_cast<int>(x[threadIdx.x]); }
@@ -152,7 +157,7 @@ def ub():
 
 
 @pytest.mark.parametrize("kernel,args,bad", [
-    ("chained", [np.array([1, 2, 3, 4, 40, 0, 5, 7], np.uint32)], 4),   # the shift the loader leaves: checked
+    ("next_to_a_template", [np.array([1, 2, 3, 4, 40, 0, 5, 7], np.uint32)], 4),   # left as written: checked
     ("to_unsigned", [np.array([0.5, 7, 1e9, 5e9, 1, 2, -5.0, 3], np.float32)], 3),      # 5e9 > UINT_MAX
     ("to_unsigned", [np.array([0.5, 7, 1e9, 4, 1, 2, -5.0, 3], np.float32)], 6),        # -5.0: 0 on a GPU
     ("to_int", [np.array([0, 1, 2, 3, 4, np.nan, 6, 7], np.float32)], 5),              # NaN: 0 on a GPU
@@ -191,6 +196,10 @@ def test_shifts_give_a_gpus_result_for_any_count(ub, stream):
     assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
     inr = (n >= 0) & (n < 32)
     want = np.where(inr, v >> np.clip(n, 0, 31), np.where(v < 0, -1, 0)).astype(np.int32)
+    np.testing.assert_array_equal(download(po, want), want)
+    ub.get_function("chained")((1,), (41,), (pb, po), stream=stream)   # (1u << 1u) << n
+    assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+    want = np.where(bits < 31, 2 << np.minimum(bits, 30).astype(np.uint64), 0).astype(np.uint32)
     np.testing.assert_array_equal(download(po, want), want)
     for p in (pb, po, pv, pn):
         acl.rt.free(p)

@@ -720,10 +720,37 @@ def _operand_end(t: str) -> bool:
     return t in (")", "]") or t[0].isalnum() or t[0] in "_.'\"" and t not in _SHIFT_BOUNDS
 
 
-def _shift_left(toks, k: int):
+def _template_closers(toks) -> set[int]:
+    """Indices of the `>>` tokens that may close two template argument lists (`Foo<Bar<int>> x;`):
+    at least two `<` not yet closed before them in the statement, at the same bracket depth (`<` of a
+    comparison counts too: such a `>>` is then left alone, never misread)."""
+    out: set[int] = set()
+    opens = [0]
+    for i, (t, _, _) in enumerate(toks):
+        if t in ("(", "["):
+            opens.append(0)
+        elif t in (")", "]"):
+            if len(opens) > 1:
+                opens.pop()
+        elif t in (";", "{", "}"):
+            opens = [0]
+        elif t == "<":
+            opens[-1] += 1
+        elif t == ">":
+            opens[-1] = max(0, opens[-1] - 1)
+        elif t == ">>":
+            if opens[-1] >= 2:
+                out.add(i)
+            opens[-1] = max(0, opens[-1] - 2)
+    return out
+
+
+def _shift_left(toks, k: int, closers: set[int]):
     """Index of the first token of the left operand of the shift at k, or None if not certain."""
     j = k - 1
     while j >= 0:
+        if j in closers:
+            return None
         t = toks[j][0]
         if t in (")", "]"):
             j = _match_back([x[0] for x in toks[:j + 1]], j, "(" if t == ")" else "[", t) - 1
@@ -735,9 +762,12 @@ def _shift_left(toks, k: int):
                 break
             j -= 1
             continue
-        if t in _SHIFT_BOUNDS:
+        if t in _SHIFT_BOUNDS or t == "<":   # a relational `<` and a template's `<` both end it
             break
-        if t in _SHIFT_AMBIGUOUS or t in ("{", "}"):
+        if t in ("<<", ">>"):   # a << b << c is (a << b) << c: the left operand runs on
+            j -= 1
+            continue
+        if t in _SHIFT_AMBIGUOUS or t in ("{", "}"):   # `>`: a relational one ends it, a template's does not
             return None
         j -= 1
     first = j + 1
@@ -761,9 +791,9 @@ def _shift_right(toks, k: int):
             continue
         if t == "&" and j > k + 1 and _operand_end(toks[j - 1][0]):
             break
-        if t in _SHIFT_BOUNDS or t in ("<<", ">>"):   # (a << b << c is (a << b) << c)
-            break
-        if t in _SHIFT_AMBIGUOUS:
+        if t in _SHIFT_BOUNDS or t in ("<<", ">>", ">"):   # (a << b << c is (a << b) << c; a relational
+            break                                            # `>` and a template's closing one both end it)
+        if t in _SHIFT_AMBIGUOUS:   # `<`: a relational one ends it, a template's does not
             return None
         j += 1
     return j if j > k + 1 else None
@@ -785,16 +815,17 @@ def _rewrite_shifts(text: str) -> str:
     if "<<" not in text and ">>" not in text:
         return text
     toks = _op_tokens(text)
-    edits: list[tuple[int, int, str]] = []
+    closers = _template_closers(toks)
+    edits: list[tuple] = []
     taken: list[tuple[int, int]] = []
     for k, (t, a, b) in enumerate(toks):
-        if t not in ("<<", ">>", "<<=", ">>="):
+        if t not in ("<<", ">>", "<<=", ">>=") or k in closers:
             continue
         if k == 0 or k + 1 >= len(toks) or not _operand_end(toks[k - 1][0]) or toks[k + 1][0] in (">", "<"):
             continue
         name = "shl" if t[:2] == "<<" else "shr"
         if t in ("<<", ">>"):
-            lo, hi = _shift_left(toks, k), _shift_right(toks, k)
+            lo, hi = _shift_left(toks, k, closers), _shift_right(toks, k)
             if lo is None or hi is None:
                 continue
             if hi == k + 2 and _small_literal(toks[k + 1][0]):
@@ -832,11 +863,13 @@ def _rewrite_shifts(text: str) -> str:
         if any(s < start < e < end or start < s < end < e for s, e in taken):
             continue
         taken.append((start, end))
-        edits += [(start, start, fn), (a, b, ","), (end, end, ")")]
+        # (position, order among insertions there, replaced end, text): at one position closing
+        # parentheses come first (inner ones first), then openings, the outer shift's first
+        edits += [(start, (1, -end), start, fn), (a, (2, 0), b, ","), (end, (0, -start), end, ")")]
     if not edits:
         return text
     out, last = [], 0
-    for s, e, ins in sorted(edits, key=lambda x: (x[0], x[1] - x[0], x[2] != ")")):
+    for s, _, e, ins in sorted(edits):
         out.append(text[last:s])
         out.append(ins)
         last = max(last, e)
