@@ -42,3 +42,13 @@ def stream():
     assert ret == 0
     yield s
     assert acl.rt.destroy_stream(s) == 0
+
+
+@pytest.fixture
+def d(acl_runtime):
+    """Device buffers for a kernel test (harness.Dev), freed after it."""
+    from harness import Dev
+    dv = Dev()
+    yield dv
+    dv.free()
+

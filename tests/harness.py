@@ -268,3 +268,50 @@ def samples_match_reference(reg, info, rng) -> int:
         finally:
             release(res)
     return n
+
+
+class Dev:
+    """Device buffers (acl.rt memory) from NumPy arrays for the emulator's kernel tests: ``up`` copies
+    an array in, ``down`` copies one out; the ``d`` fixture (conftest.py) frees what a test took."""
+
+    def __init__(self):
+        self.ptrs = []
+
+    def up(self, a):
+        a = np.ascontiguousarray(a)
+        p, ret = acl.rt.malloc(max(a.nbytes, 1), 0)
+        assert ret == 0
+        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
+        self.ptrs.append(p)
+        return p
+
+    def zeros(self, n, dtype):
+        return self.up(np.zeros(n, dtype))
+
+    def empty(self, nbytes):
+        p, ret = acl.rt.malloc(nbytes, 0)
+        assert ret == 0
+        self.ptrs.append(p)
+        return p
+
+    @staticmethod
+    def put(p, a):
+        a = np.ascontiguousarray(a)
+        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
+
+    @staticmethod
+    def down(p, n, dtype):
+        out = np.empty(n, dtype)
+        assert acl.rt.memcpy(out.ctypes.data, out.nbytes, p, out.nbytes, 2) == 0
+        return out
+
+    def free(self):
+        for p in self.ptrs:
+            acl.rt.free(p)
+        self.ptrs.clear()
+
+
+def sync_ok():
+    """The device synchronises without an error (the error message otherwise)."""
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+

@@ -15,18 +15,10 @@ import pytest
 import aclnn_py as A
 from aclnn_py import acl
 from aclnn_py.emulator import CompileException
-from test_emulator_third_party import Dev, ok
+from harness import Dev, sync_ok as ok  # the device synchronises without an error
 
 pytestmark = pytest.mark.skipif(
     acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator run")
-
-
-@pytest.fixture
-def d():
-    dv = Dev()
-    yield dv
-    for p in dv.ptrs:
-        acl.rt.free(p)
 
 
 f32 = np.float32

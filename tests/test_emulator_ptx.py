@@ -13,43 +13,10 @@ import pytest
 
 import aclnn_py as A
 from aclnn_py import acl
+from harness import sync_ok as ok  # the device synchronises without an error
 
 pytestmark = pytest.mark.skipif(
     acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator run")
-
-
-class Dev:
-    def __init__(self):
-        self.ptrs = []
-
-    def up(self, a):
-        a = np.ascontiguousarray(a)
-        p, ret = acl.rt.malloc(max(a.nbytes, 1), 0)
-        assert ret == 0
-        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
-        self.ptrs.append(p)
-        return p
-
-    def zeros(self, n, dtype):
-        return self.up(np.zeros(n, dtype))
-
-    @staticmethod
-    def down(p, n, dtype):
-        out = np.empty(n, dtype)
-        assert acl.rt.memcpy(out.ctypes.data, out.nbytes, p, out.nbytes, 2) == 0
-        return out
-
-
-@pytest.fixture
-def d():
-    dv = Dev()
-    yield dv
-    for p in dv.ptrs:
-        acl.rt.free(p)
-
-
-def ok():
-    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
 
 
 M32 = 0xFFFFFFFF

@@ -30,38 +30,6 @@ def mod():
                        name_expressions=NAMES + [f"cg_big_tile_collectives<{t}>" for t in BIG_TILES])
 
 
-class Dev:
-    """Device buffers from NumPy arrays (acl.rt memory)."""
-
-    def __init__(self):
-        self.ptrs = []
-
-    def up(self, a):
-        a = np.ascontiguousarray(a)
-        p, ret = acl.rt.malloc(max(a.nbytes, 1), 0)
-        assert ret == 0
-        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
-        self.ptrs.append(p)
-        return p
-
-    def zeros(self, n, dtype):
-        return self.up(np.zeros(n, dtype))
-
-    @staticmethod
-    def down(p, n, dtype):
-        out = np.empty(n, dtype)
-        assert acl.rt.memcpy(out.ctypes.data, out.nbytes, p, out.nbytes, 2) == 0
-        return out
-
-
-@pytest.fixture
-def d():
-    dv = Dev()
-    yield dv
-    for p in dv.ptrs:
-        acl.rt.free(p)
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_cg_tile_reduce_block_sum(mod, d, name):
     rng = np.random.default_rng(1)

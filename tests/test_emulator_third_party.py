@@ -11,6 +11,7 @@ import pytest
 import aclnn_py as A
 from aclnn_py import acl
 from aclnn_py.status import AclError
+from harness import sync_ok as ok  # the device synchronises without an error
 
 DIR = Path(__file__).parent / "third_party_kernels"
 LLMC = ("-I", str(DIR / "llmc"))   # llm.c's dev/cuda kernels #include "common.h" (its device part lives there)
@@ -20,46 +21,6 @@ pytestmark = pytest.mark.skipif(
 
 def src(name):
     return (DIR / name).read_text()
-
-
-class Dev:
-    def __init__(self):
-        self.ptrs = []
-
-    def up(self, a):
-        a = np.ascontiguousarray(a)
-        p, ret = acl.rt.malloc(max(a.nbytes, 1), 0)
-        assert ret == 0
-        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
-        self.ptrs.append(p)
-        return p
-
-    def zeros(self, n, dtype):
-        return self.up(np.zeros(n, dtype))
-
-    def empty(self, nbytes):
-        p, ret = acl.rt.malloc(nbytes, 0)
-        assert ret == 0
-        self.ptrs.append(p)
-        return p
-
-    @staticmethod
-    def down(p, n, dtype):
-        out = np.empty(n, dtype)
-        assert acl.rt.memcpy(out.ctypes.data, out.nbytes, p, out.nbytes, 2) == 0
-        return out
-
-
-@pytest.fixture
-def d():
-    dv = Dev()
-    yield dv
-    for p in dv.ptrs:
-        acl.rt.free(p)
-
-
-def ok():
-    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
 
 
 def test_cg_blog_block_reduce(d):

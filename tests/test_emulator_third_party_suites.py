@@ -14,6 +14,7 @@ import pytest
 import aclnn_py as A
 from aclnn_py import acl
 from aclnn_py.emulator import CompileException
+from harness import sync_ok as ok  # the device synchronises without an error
 
 DIR = Path(__file__).parent / "third_party_kernels"
 F32, F64 = np.float32, np.float64
@@ -23,45 +24,6 @@ pytestmark = pytest.mark.skipif(
 
 def src(name):
     return (DIR / name).read_text()
-
-
-class Dev:
-    def __init__(self):
-        self.ptrs = []
-
-    def up(self, a):
-        a = np.ascontiguousarray(a)
-        p, ret = acl.rt.malloc(max(a.nbytes, 1), 0)
-        assert ret == 0
-        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
-        self.ptrs.append(p)
-        return p
-
-    def zeros(self, n, dtype):
-        return self.up(np.zeros(n, dtype))
-
-    @staticmethod
-    def put(p, a):
-        a = np.ascontiguousarray(a)
-        assert acl.rt.memcpy(p, a.nbytes, a.ctypes.data, a.nbytes, 1) == 0
-
-    @staticmethod
-    def down(p, n, dtype):
-        out = np.empty(n, dtype)
-        assert acl.rt.memcpy(out.ctypes.data, out.nbytes, p, out.nbytes, 2) == 0
-        return out
-
-
-@pytest.fixture
-def d():
-    dv = Dev()
-    yield dv
-    for p in dv.ptrs:
-        acl.rt.free(p)
-
-
-def ok():
-    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
 
 
 def set_constant(mod, name, a):
@@ -268,11 +230,11 @@ def test_rodinia_srad_v2(d):
     rng = np.random.default_rng(8)
     rows, cols, lam = 64, 48, F32(0.5)
     J = np.exp(rng.random((rows, cols))).astype(F32)
-    E, W, N, S, C = (d.zeros(rows * cols, F32) for _ in range(5))
-    # the image inside one row of margin on each side: srad_cuda_1 reads a row before and after it
-    # (discarded values; on a GPU that memory is mapped, see the next test), here too whatever
-    # allocation precedes it
-    pJ = d.zeros((rows + 2) * cols, F32) + cols * 4
+    E, W, N, S = (d.zeros(rows * cols, F32) for _ in range(4))
+    # the image and the coefficients inside one row of margin on each side: srad_cuda_1 reads a row
+    # before and after J, srad_cuda_2 a row after C (discarded values; on a GPU that memory is mapped,
+    # see the next test), here too whatever allocations surround them
+    pJ, C = (d.zeros((rows + 2) * cols, F32) + cols * 4 for _ in range(2))
     for _ in range(3):
         roi = J[:32, :32].ravel()
         s = s2 = F32(0)
