@@ -669,6 +669,20 @@ def test_which_shifts_the_loader_rewrites():
         assert C._rewrite_shifts(src) == src, src
 
 
+def test_a_module_the_shift_rewrite_breaks_is_built_as_written():
+    """A bit-field cannot bind to ::__emu::shl's reference parameters: the rewritten text does not
+    compile, so the module is built as written (its in-range shifts give the same numbers)."""
+    mod = compile_module(textwrap.dedent("""
+        struct Packed { unsigned lo : 4, hi : 28; };
+        extern "C" __global__ void pack(unsigned* out, int s) {
+            Packed p{5u, 3u};
+            out[threadIdx.x] = p.lo << s | p.hi >> (s - 1);
+        }"""), filename="bitfield_shift.cu")
+    out = np.zeros(2, np.uint32)
+    mod.get_function("pack").launch((1, 1, 1), (2, 1, 1), [ptr(out), i32(3)])
+    np.testing.assert_array_equal(out, [(5 << 3) | (3 >> 2)] * 2)
+
+
 def test_kernels_may_be_named_like_the_loaders_own_table_entries():
     """The loader's table of a module's kernels named its entries k0, k1, ...: a user kernel called k0
     (common in small examples) failed to compile ("use of '__emu_glue::k0' before deduction of 'auto'")."""

@@ -693,6 +693,7 @@ _ASSIGN_OPS = frozenset(("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<
 # tokens that end a shift's operand for certain (lower precedence, or a bracket / statement boundary)
 _SHIFT_BOUNDS = frozenset(("(", "[", "{", ")", "]", "}", ";", ",", "?", ":", "==", "!=", "<=", ">=", "&&",
                            "||", "|", "^", "return", "case", "throw", "else", "do")) | _ASSIGN_OPS
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
 _SHIFT_AMBIGUOUS = frozenset(("<", ">", "<<", ">>", "operator", "template", "#", "\\"))
 
 
@@ -745,7 +746,7 @@ def _template_closers(toks) -> set[int]:
     return out
 
 
-def _shift_left(toks, k: int, closers: set[int]):
+def _shift_left(toks, words: list[str], k: int, closers: set[int]):
     """Index of the first token of the left operand of the shift at k, or None if not certain."""
     j = k - 1
     while j >= 0:
@@ -753,7 +754,7 @@ def _shift_left(toks, k: int, closers: set[int]):
             return None
         t = toks[j][0]
         if t in (")", "]"):
-            j = _match_back([x[0] for x in toks[:j + 1]], j, "(" if t == ")" else "[", t) - 1
+            j = _match_back(words, j, "(" if t == ")" else "[", t) - 1
             if j < -1:
                 return None
             continue
@@ -774,17 +775,14 @@ def _shift_left(toks, k: int, closers: set[int]):
     return first if first < k else None
 
 
-def _shift_right(toks, k: int):
+def _shift_right(toks, words: list[str], k: int):
     """Index one past the last token of the right operand of the shift at k, or None if not certain."""
-    words = None
     j = k + 1
     n = len(toks)
     while j < n:
         t = toks[j][0]
         if t in ("(", "[", "{"):
-            if words is None:
-                words = [x[0] for x in toks]
-            j = _match_fwd(words, j, t, {"(": ")", "[": "]", "{": "}"}[t])
+            j = _match_fwd(words, j, t, _CLOSING[t])
             if j < 0:
                 return None
             j += 1
@@ -815,6 +813,7 @@ def _rewrite_shifts(text: str) -> str:
     if "<<" not in text and ">>" not in text:
         return text
     toks = _op_tokens(text)
+    words = [t for t, _, _ in toks]
     closers = _template_closers(toks)
     edits: list[tuple] = []
     taken: list[tuple[int, int]] = []
@@ -825,7 +824,7 @@ def _rewrite_shifts(text: str) -> str:
             continue
         name = "shl" if t[:2] == "<<" else "shr"
         if t in ("<<", ">>"):
-            lo, hi = _shift_left(toks, k, closers), _shift_right(toks, k)
+            lo, hi = _shift_left(toks, words, k, closers), _shift_right(toks, words, k)
             if lo is None or hi is None:
                 continue
             if hi == k + 2 and _small_literal(toks[k + 1][0]):
@@ -838,7 +837,7 @@ def _rewrite_shifts(text: str) -> str:
             while lo >= 0:
                 u = toks[lo][0]
                 if u in ("]",):
-                    lo = _match_back([x[0] for x in toks[:lo + 1]], lo, "[", "]") - 1
+                    lo = _match_back(words, lo, "[", "]") - 1
                     continue
                 if u[0].isalpha() or u[0] == "_" or u in (".", "->", "::"):
                     lo -= 1
@@ -848,10 +847,9 @@ def _rewrite_shifts(text: str) -> str:
                 continue
             lo += 1
             hi = k + 1
-            words = [x[0] for x in toks]
             while hi < len(toks) and toks[hi][0] not in (";", ",", ")", "]", "}"):
                 if toks[hi][0] in ("(", "[", "{"):
-                    hi = _match_fwd(words, hi, toks[hi][0], {"(": ")", "[": "]", "{": "}"}[toks[hi][0]])
+                    hi = _match_fwd(words, hi, toks[hi][0], _CLOSING[toks[hi][0]])
                     if hi < 0:
                         break
                 hi += 1
@@ -2003,29 +2001,31 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             raise CompileException(f"g++ could not preprocess {fname} for the emulator:\n" + _explain(r.stderr[-30000:], code))
         pre_text = pathlib.Path(ii).read_text(errors="replace")
         segs = _user_segments(pre_text)
-        pieces = []
-        plain_pieces = []   # the same without the shift rewrite: built if the rewritten text does not compile
-        user_text = []
-        last = 0
-        for a, b in segs:
-            pieces.append(pre_text[last:a])
-            plain_pieces.append(pre_text[last:a])
-            asm_done = _rewrite_inline_asm(pre_text[a:b])
-            for out, text in ((pieces, _rewrite_shifts(asm_done)), (plain_pieces, asm_done)):
-                out.append(_rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
-                    _rewrite_shared_alignas(text))))))
-            user_text.append(plain_pieces[-1])
-            last = b
-        pieces.append(pre_text[last:])
-        plain_pieces.append(pre_text[last:])
-        scan = _Scan("\n".join(user_text))
+        asm_done = [_rewrite_inline_asm(pre_text[a:b]) for a, b in segs]
+
+        def rewritten(shifts: bool) -> list[str]:
+            """The user's segments rewritten (the shift rewrite on or off)."""
+            return [_rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
+                _rewrite_shared_alignas(_rewrite_shifts(t) if shifts else t))))) for t in asm_done]
+
+        def assemble(user: list[str]) -> list[str]:
+            """The preprocessed text with its user segments replaced by `user`."""
+            out, last = [], 0
+            for (a, b), t in zip(segs, user):
+                out += [pre_text[last:a], t]
+                last = b
+            out.append(pre_text[last:])
+            if warp_funcs:   # (their loops switch lanes: they run on fibers)
+                out = [_rewrite_warp_loops("".join(out), warp_funcs)]
+            return out
+
+        user_text = rewritten(shifts=True)
+        scan = _Scan("\n".join(user_text))   # (the shift calls the rewrite adds are not sync primitives)
         warp_funcs: set[str] = set()
         if _EXPLICIT_WARP_SYNC not in scan.toks:
             warp = scan.tainted(_WARP_PRIMITIVES, record=False)
             warp_funcs = {name for name in scan.defs if name in warp}   # the user's own (a `reduce` too)
-            if warp_funcs:   # (their loops switch lanes: they run on fibers)
-                pieces = [_rewrite_warp_loops("".join(pieces), warp_funcs)]
-                plain_pieces = [_rewrite_warp_loops("".join(plain_pieces), warp_funcs)]
+        pieces = assemble(user_text)
         seeds = _SYNC_PRIMITIVES | warp_funcs
         if _CUB_INCLUDED_RE.search(pre_text):
             seeds |= _CUB_COLLECTIVES
@@ -2103,10 +2103,10 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             f.write("".join(pieces))
             f.write("\n".join(reg) + "\n")
         r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
-        if r.returncode != 0 and plain_pieces != pieces:
+        if r.returncode != 0 and (plain := assemble(rewritten(shifts=False))) != pieces:
             # the shift rewrite met code it got wrong (or the source has an error of its own): build the
             # text as written; its shifts keep the -fsanitize=shift-exponent check
-            pieces = plain_pieces
+            pieces = plain
             with open(ii, "w") as f:
                 f.write("".join(pieces))
                 f.write("\n".join(reg) + "\n")

@@ -128,6 +128,14 @@ def _skip_ws(text: str, i: int) -> int:
     return i
 
 
+def _past_literal(s: str, i: int) -> int:
+    """Index just past the string or char literal that opens at s[i]."""
+    j = i + 1
+    while j < len(s) and s[j] != s[i]:
+        j += 2 if s[j] == "\\" else 1
+    return j + 1
+
+
 def _match_paren(text: str, i: int) -> int:
     """Index of the ')' closing the '(' at text[i], string and char literals skipped; -1 if none."""
     depth = 0
@@ -135,10 +143,7 @@ def _match_paren(text: str, i: int) -> int:
     while i < n:
         ch = text[i]
         if ch in "\"'":
-            j = i + 1
-            while j < n and text[j] != ch:
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _past_literal(text, i)
             continue
         if ch in "([{":
             depth += 1
@@ -156,10 +161,7 @@ def _split_top(s: str, sep: str) -> list[str]:
     while i < n:
         ch = s[i]
         if ch in "\"'":
-            j = i + 1
-            while j < n and s[j] != ch:
-                j += 2 if s[j] == "\\" else 1
-            i = j + 1
+            i = _past_literal(s, i)
             continue
         if ch in "([{":
             depth += 1
