@@ -967,6 +967,7 @@ _TOKEN_RE = re.compile(
     r"|::|->|[^\s\w]"
 )
 _GLOBAL_MARK = "__emu_global__"
+_GLUE_FILE = "<aclnn-emulator-glue>"   # the file name g++ gives the glue appended to a module
 
 
 def _tokens(text: str) -> list[str]:
@@ -1936,6 +1937,21 @@ def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
         raise CompileException(f"{what} timed out after {e.timeout} s") from None
 
 
+def _unfinished_source(log: str, code: str, fname: str) -> str | None:
+    """The compile log for a source that ends inside a declaration or a block (a trailing prototype
+    without its ';', a missing '}': a published file cut short): g++'s first error is then in the glue
+    the loader appends after the user's code, about the glue's own names, which tell the user nothing.
+    None when the first error is anywhere else."""
+    first = re.search(r"^(.*?):\d+(?::\d+)?: (?:fatal )?error: (.*)$", log, re.M)
+    if not first or first.group(1) != _GLUE_FILE or not re.search(r"expected|declared|end of input|not allowed here",
+                                                                   first.group(2)):
+        return None
+    last = len(code.rstrip().splitlines()) or 1
+    notes = [ln for ln in log.splitlines() if ln.startswith(f"{fname}:")][:20]
+    return "\n".join([f"{fname}:{last}: error: the source ends inside an unfinished declaration or block (a missing "
+                      "';' or '}' at its end?): it does not compile as a translation unit", *notes])
+
+
 def _explain(log: str, code: str = "") -> str:
     hints = []
     for m in re.finditer(r"fatal error: ([^\n:]+): No such file or directory", log):
@@ -2060,7 +2076,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             aliases = [qual] if plain != qual else []
             table.append({"name": plain, "aliases": aliases, "uses_sync": scan.uses_sync(qual, tainted)})
             exprs.append(qual)
-        reg = ["", '# 1 "<aclnn-emulator-glue>"', "namespace __emu_glue {"]
+        reg = ["", f'# 1 "{_GLUE_FILE}"', "namespace __emu_glue {"]
         for i, e in enumerate(exprs):
             # `k<float>` -> &k<float>; `&k<float>` or a cast expression yielding the pointer as is
             ptr_expr = e if e.startswith(("&", "(")) or e.endswith(")") else f"&{e}"
@@ -2120,7 +2136,8 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
                 f.write("\n".join(reg) + "\n")
             r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
         if r.returncode != 0:
-            raise CompileException(f"g++ could not compile {fname} for the emulator:\n" + _explain(r.stderr[-30000:], code))
+            log = _unfinished_source(r.stderr, code, fname) or r.stderr[-30000:]
+            raise CompileException(f"g++ could not compile {fname} for the emulator:\n" + _explain(log, code))
         with open(tmp_meta, "w") as f:
             json.dump({"kernels": table, "version": _EMU_VERSION, "globals": _module_globals(tmp_so)}, f)
         os.replace(tmp_meta, meta_path)
