@@ -1443,3 +1443,127 @@ def test_a_thread_that_changes_its_parameters_changes_only_its_own_copy(d):
     assert acl.rt.synchronize_device() == 0
     want = 100 + np.tile(np.arange(32), 2) + 10
     np.testing.assert_array_equal(d.down(po, 64, np.int32), want.astype(np.int32))
+
+
+# --- intrinsics a probe of the CUDA intrinsic list found missing: __dp4a / __dp2a_lo / __dp2a_hi (sm_61+
+# integer dot products), __uni_sync, cyl_bessel_i0f / i1f, sm_90's float2 / float4 atomicAdd ---
+
+INTRINSICS = r'''
+extern "C" __global__ void dots(const int* a, const int* b, const int* c, int* out, unsigned* uout, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[4 * i] = __dp4a(a[i], b[i], c[i]);
+    out[4 * i + 1] = __dp2a_lo(a[i], b[i], c[i]);
+    out[4 * i + 2] = __dp2a_hi(a[i], b[i], c[i]);
+    char4 ca = *reinterpret_cast<const char4*>(a + i), cb = *reinterpret_cast<const char4*>(b + i);
+    out[4 * i + 3] = __dp4a(ca, cb, c[i]);
+    const unsigned ua = a[i], ub = b[i], uc = c[i];
+    uout[3 * i] = __dp4a(ua, ub, uc);
+    uout[3 * i + 1] = __dp2a_lo(ua, ub, uc);
+    uout[3 * i + 2] = __dp2a_hi(ua, ub, uc);
+}
+extern "C" __global__ void uni(const int* p, int* out) {
+    int r = __uni_sync(0xffffffffu, p[threadIdx.x]);
+    if (threadIdx.x < 16) r += 2 * __uni_sync(0x0000ffffu, p[threadIdx.x]);
+    else r += 4 * __uni_sync(0xffff0000u, p[threadIdx.x]);
+    out[threadIdx.x] = r;
+}
+extern "C" __global__ void bessel(const float* x, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { out[2 * i] = cyl_bessel_i0f(x[i]); out[2 * i + 1] = cyl_bessel_i1f(x[i]); }
+}
+'''
+
+
+def _dp_ref(a, b, c, signed):
+    """__dp4a / __dp2a_lo / __dp2a_hi in int64, wrapped to 32 bits."""
+    A8 = a.view(np.int8 if signed else np.uint8).reshape(-1, 4).astype(np.int64)
+    B8 = b.view(np.int8 if signed else np.uint8).reshape(-1, 4).astype(np.int64)
+    A16 = a.view(np.int16 if signed else np.uint16).reshape(-1, 2).astype(np.int64)
+    c64 = c.view(np.int32 if signed else np.uint32).astype(np.int64)
+    out = [c64 + (A8 * B8).sum(1), c64 + (A16 * B8[:, :2]).sum(1), c64 + (A16 * B8[:, 2:]).sum(1)]
+    return [(o & 0xffffffff).astype(np.uint32).view(np.int32 if signed else np.uint32) for o in out]
+
+
+def test_dp4a_and_dp2a_signed_and_unsigned(d):
+    rng = np.random.default_rng(7)
+    n = 1000
+    a, b, c = (rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32) for _ in range(3))
+    a[:4] = [-1, 0x7f7f7f7f, -0x7f7f7f80, 0x00ff00ff]   # extremes of every byte / halfword
+    b[:4] = [-1, -0x7f7f7f80, 0x7f7f7f7f, -0x01000100]
+    mod = A.RawModule(code=INTRINSICS)
+    pa, pb, pc, po, pu = d.up(a), d.up(b), d.up(c), d.zeros(4 * n, np.int32), d.zeros(3 * n, np.uint32)
+    mod.get_function("dots")((4,), (256,), (pa, pb, pc, po, pu, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    got, ugot = d.down(po, 4 * n, np.int32).reshape(n, 4), d.down(pu, 3 * n, np.uint32).reshape(n, 3)
+    s4, s2lo, s2hi = _dp_ref(a, b, c, True)
+    u4, u2lo, u2hi = _dp_ref(a.view(np.uint32), b.view(np.uint32), c.view(np.uint32), False)
+    np.testing.assert_array_equal(got[:, 0], s4)
+    np.testing.assert_array_equal(got[:, 1], s2lo)
+    np.testing.assert_array_equal(got[:, 2], s2hi)
+    np.testing.assert_array_equal(got[:, 3], s4)       # the char4 overload
+    np.testing.assert_array_equal(ugot[:, 0], u4)
+    np.testing.assert_array_equal(ugot[:, 1], u2lo)
+    np.testing.assert_array_equal(ugot[:, 2], u2hi)
+
+
+def test_uni_sync_full_and_partial_masks(d):
+    p = np.ones(32, np.int32)
+    p[20] = 0   # lanes 0..15 agree, the whole warp does not
+    mod = A.RawModule(code=INTRINSICS)
+    pp, po = d.up(p), d.zeros(32, np.int32)
+    mod.get_function("uni")((1,), (32,), (pp, po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    got = d.down(po, 32, np.int32)
+    np.testing.assert_array_equal(got[:16], 2)     # full mask: 0; lanes 0..15 agree: 1 (times 2)
+    np.testing.assert_array_equal(got[16:], 0)     # lanes 16..31 do not (lane 20)
+    p[20] = 1
+    pp = d.up(p)
+    mod.get_function("uni")((1,), (32,), (pp, po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 32, np.int32), [3] * 16 + [5] * 16)
+
+
+def test_cyl_bessel_i0f_i1f_match_float64(d):
+    x = np.concatenate([np.linspace(-20, 20, 801), [0.0, 1e-6, -1e-6, 50.0]]).astype(np.float32)
+    mod = A.RawModule(code=INTRINSICS)
+    px, po = d.up(x), d.zeros(2 * x.size, np.float32)
+    mod.get_function("bessel")((4,), (256,), (px, po, np.int32(x.size)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    got = d.down(po, 2 * x.size, np.float32).reshape(-1, 2)
+    x64 = x.astype(np.float64)
+    i0 = np.i0(x64)
+    # I1 by its power series (converges for every |x| here in float64 well below float32 rounding)
+    k = np.arange(80, dtype=np.float64)
+    from math import lgamma
+    lg = np.array([lgamma(j + 1) + lgamma(j + 2) for j in k])
+    with np.errstate(divide="ignore"):
+        terms = np.exp((2 * k[None, :] + 1) * np.log(np.abs(x64[:, None]) / 2) - lg[None, :])
+    i1 = np.sign(x64) * np.nan_to_num(terms).sum(1)
+    np.testing.assert_allclose(got[:, 0], i0, rtol=4e-7)
+    np.testing.assert_allclose(got[:, 1], i1, rtol=4e-7, atol=1e-30)
+
+
+VEC_ATOMIC = r'''
+extern "C" __global__ void vadd(float2* p2, float4* p4) {
+    atomicAdd(p2, make_float2(1.f, 2.f));
+    atomicAdd(p4 + (threadIdx.x & 1), make_float4(1.f, 2.f, 3.f, 4.f));
+}
+'''
+
+
+def test_vector_atomic_add_needs_sm90_as_on_a_gpu(d):
+    with pytest.raises(emulator.CompileException, match="atomicAdd"):
+        A.RawModule(code=VEC_ATOMIC).get_function("vadd")   # sm_80 (the default): nvcc has no such overload
+    mod = A.RawModule(code=VEC_ATOMIC, options=("-arch=sm_90",))
+    p2, p4 = d.zeros(2, np.float32), d.zeros(8, np.float32)
+    mod.get_function("vadd")((3,), (64,), (p2, p4))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(p2, 2, np.float32), [192, 384])
+    np.testing.assert_array_equal(d.down(p4, 8, np.float32), [96, 192, 288, 384] * 2)
+
+
+def test_address_space_predicates_are_a_clear_compile_error():
+    code = 'extern "C" __global__ void k(float* p) { if (__isShared(p)) p[0] = 1.f; }'
+    with pytest.raises(emulator.CompileException, match="address-space predicates"):
+        A.RawModule(code=code).get_function("k")

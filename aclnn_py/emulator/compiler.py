@@ -52,7 +52,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-5"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-6"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -102,7 +102,7 @@ _MAX_DYN_SMEM = 232448
 # Names whose use makes a kernel need fibers.
 _SYNC_PRIMITIVES = frozenset(
     """__syncthreads __syncthreads_count __syncthreads_and __syncthreads_or __syncwarp
-    __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __ballot_sync __any_sync __all_sync
+    __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __ballot_sync __any_sync __all_sync __uni_sync
     __activemask __match_any_sync __match_all_sync __reduce_add_sync __reduce_min_sync
     __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync __nanosleep
     sync shfl shfl_up shfl_down shfl_xor ballot any all match_any match_all reduce inclusive_scan
@@ -129,7 +129,7 @@ _LOCKSTEP_TYPES = frozenset(("vptr", "vref"))   # the rewritten volatile pointer
 # lockstep pointers. Block-level barriers are not in it.
 _WARP_PRIMITIVES = frozenset(
     """__syncwarp __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __shfl __shfl_up __shfl_down
-    __shfl_xor __ballot_sync __ballot __any_sync __all_sync __any __all __activemask __match_any_sync
+    __shfl_xor __ballot_sync __ballot __any_sync __all_sync __uni_sync __any __all __activemask __match_any_sync
     __match_all_sync __reduce_add_sync __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync
     __reduce_xor_sync shfl shfl_up shfl_down shfl_xor ballot any all match_any match_all reduce inclusive_scan
     exclusive_scan coalesced_threads labeled_partition binary_partition tiled_partition thread_block_tile
@@ -1990,6 +1990,9 @@ def _explain(log: str, code: str = "") -> str:
         hints.append("the emulator runs volatile pointers (`volatile T*`) as ::__emu::vptr<T>, so that warp-synchronous "
                      "code sees lockstep lanes; a template that must deduce T from a volatile pointer parameter "
                      "cannot: give the template argument explicitly")
+    if re.search(r"\b__is(Global|Shared|Constant|Local|GridConstant)\b[^\n]*not declared", log):
+        hints.append("the address-space predicates (__isGlobal, __isShared, __isConstant, __isLocal, __isGridConstant) "
+                     "are not supported by the emulator: its shared, constant and local memory are host memory")
     if re.search(r"\b(cudaTextureObject_t|cudaSurfaceObject_t|tex[123]D\w*|texture|surf[123]D\w*|tex1Dfetch)\b[^\n]*"
                  r"(not declared|has not been declared|does not name a type|was not declared)", log):
         hints.append("textures and surfaces (cudaTextureObject_t, tex1D/2D/3D, tex1Dfetch, surf*D, texture<>) are not "

@@ -192,14 +192,14 @@ enum : unsigned char { ST_READY = 0, ST_BAR = 1, ST_WARP = 2, ST_EXITED = 3, ST_
 enum : unsigned char {
     OP_NONE = 0, OP_SYNCWARP, OP_SHFL_IDX, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY,
     OP_ALL, OP_MATCH_ANY, OP_MATCH_ALL, OP_RED_ADD, OP_RED_MIN, OP_RED_MAX, OP_RED_UMIN, OP_RED_UMAX,
-    OP_RED_AND, OP_RED_OR, OP_RED_XOR, OP_COUNT
+    OP_RED_AND, OP_RED_OR, OP_RED_XOR, OP_UNI, OP_COUNT
 };
 
 static inline const char* op_name(unsigned op) {
     static const char* const names[] = {"?", "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
         "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync",
         "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync", "__reduce_min_sync", "__reduce_max_sync",
-        "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync"};
+        "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync", "__uni_sync"};
     return op < OP_COUNT ? names[op] : "?";
 }
 static inline const char* bar_name(int kind) {
@@ -661,7 +661,7 @@ static void complete_group(Executor& ex, const Group& g, unsigned base) {
     Fiber* fb = ex.fibers + base;
     const uint32_t mask = g.mask;
     uint32_t ballot = 0;
-    if (g.op == OP_BALLOT || g.op == OP_ANY || g.op == OP_ALL) {
+    if (g.op == OP_BALLOT || g.op == OP_ANY || g.op == OP_ALL || g.op == OP_UNI) {
         for (uint32_t m = mask; m; m &= m - 1) {
             unsigned i = __builtin_ctz(m);
             if (fb[i].cval) ballot |= 1u << i;
@@ -703,6 +703,7 @@ static void complete_group(Executor& ex, const Group& g, unsigned base) {
             case OP_BALLOT: r = ballot; break;
             case OP_ANY: r = ballot != 0; break;
             case OP_ALL: r = ballot == mask; break;
+            case OP_UNI: r = ballot == 0 || ballot == mask; break;
             case OP_SHFL_IDX: case OP_SHFL_UP: case OP_SHFL_DOWN: case OP_SHFL_XOR: {
                 const long seg = i & ~(width - 1), seg_end = seg + width - 1;
                 long j;
@@ -1690,6 +1691,10 @@ static inline int __any_sync(unsigned mask, int pred, EMU_SITE) {
 static inline int __all_sync(unsigned mask, int pred, EMU_SITE) {
     return static_cast<int>(::__emu::warp_collective(::__emu::OP_ALL, 4, mask, pred != 0, 0, 32, EMU_AT));
 }
+// Whether `pred` is the same in every lane of `mask`.
+static inline int __uni_sync(unsigned mask, int pred, EMU_SITE) {
+    return static_cast<int>(::__emu::warp_collective(::__emu::OP_UNI, 4, mask, pred != 0, 0, 32, EMU_AT));
+}
 static inline unsigned __activemask(EMU_SITE) { return ::__emu::activemask_impl(EMU_AT); }
 static inline void __nanosleep(unsigned, EMU_SITE) { ::__emu::nanosleep_impl(EMU_AT); }
 
@@ -1985,6 +1990,13 @@ static inline __half2 atomicAdd(__half2* p, __half2 v) {
 static inline __nv_bfloat162 atomicAdd(__nv_bfloat162* p, __nv_bfloat162 v) {
     return ::__emu::cas_loop<unsigned int, __nv_bfloat162>(p, [v](__nv_bfloat162 o) { return __hadd2(o, v); });
 }
+#if ACLNN_EMU_CUDA_ARCH >= 900
+// sm_90's vector atomicAdd: each component is atomic on its own (CUDA does not make the vector one access).
+static inline float2 atomicAdd(float2* p, float2 v) { return make_float2(atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y)); }
+static inline float4 atomicAdd(float4* p, float4 v) {
+    return make_float4(atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y), atomicAdd(&p->z, v.z), atomicAdd(&p->w, v.w));
+}
+#endif
 #define EMU_SCOPED(NAME)                                                                                         \
     template <class... A>                                                                                        \
     static inline auto NAME##_block(A... a) -> decltype(NAME(a...)) { return NAME(a...); }                       \
@@ -2084,6 +2096,12 @@ static inline double normcdfinv(double p) { return -M_SQRT2 * erfcinv(2.0 * p); 
 static inline float normcdfinvf(float p) { return static_cast<float>(normcdfinv(p)); }
 static inline double erfcx(double x) { return x < 25.0 ? exp(x * x) * erfc(x) : 1.0 / (x * 1.7724538509055160273) * (1.0 - 0.5 / (x * x)); }
 static inline float erfcxf(float x) { return static_cast<float>(erfcx(x)); }
+// Modified Bessel functions of the first kind, orders 0 and 1 (libstdc++'s C++17 special functions, in
+// double: within CUDA's documented error bounds for the float forms).
+static inline double cyl_bessel_i0(double x) { return std::cyl_bessel_i(0.0, fabs(x)); }
+static inline double cyl_bessel_i1(double x) { const double r = std::cyl_bessel_i(1.0, fabs(x)); return x < 0 ? -r : r; }
+static inline float cyl_bessel_i0f(float x) { return static_cast<float>(cyl_bessel_i0(x)); }
+static inline float cyl_bessel_i1f(float x) { return static_cast<float>(cyl_bessel_i1(x)); }
 static inline float fdividef(float a, float b) { return a / b; }
 
 // fast-math intrinsics -> the accurate functions (inside the GPU's error bounds)
@@ -2331,6 +2349,51 @@ static inline unsigned int __uhadd(unsigned int a, unsigned int b) { return stat
 static inline unsigned int __urhadd(unsigned int a, unsigned int b) { return static_cast<unsigned>((static_cast<unsigned long long>(a) + b + 1) >> 1); }
 static inline unsigned int __sad(int a, int b, unsigned int c) { return static_cast<unsigned>(a > b ? static_cast<long long>(a) - b : static_cast<long long>(b) - a) + c; }
 static inline unsigned int __usad(unsigned int a, unsigned int b, unsigned int c) { return (a > b ? a - b : b - a) + c; }
+// sm_61+ dot products of packed bytes / halfwords, accumulated into c (32-bit wrap-around, as dp4a/dp2a).
+namespace __emu {
+template <bool S>
+static inline unsigned dp4a(unsigned a, unsigned b, unsigned c) {
+    unsigned r = c;
+    for (int i = 0; i < 4; ++i) {
+        const int x = S ? static_cast<int>(static_cast<signed char>(a >> (8 * i))) : static_cast<int>((a >> (8 * i)) & 0xffu);
+        const int y = S ? static_cast<int>(static_cast<signed char>(b >> (8 * i))) : static_cast<int>((b >> (8 * i)) & 0xffu);
+        r += static_cast<unsigned>(x * y);
+    }
+    return r;
+}
+template <bool S>
+static inline unsigned dp2a(unsigned a, unsigned b, unsigned c, int hi) {  // a: 2 halfwords, b: bytes 2*hi, 2*hi+1
+    unsigned r = c;
+    for (int i = 0; i < 2; ++i) {
+        const int x = S ? static_cast<int>(static_cast<short>(a >> (16 * i))) : static_cast<int>((a >> (16 * i)) & 0xffffu);
+        const unsigned bb = b >> (8 * (2 * hi + i));
+        const int y = S ? static_cast<int>(static_cast<signed char>(bb)) : static_cast<int>(bb & 0xffu);
+        r += static_cast<unsigned>(x * y);
+    }
+    return r;
+}
+template <class V> static inline unsigned pack4(V v) {
+    return static_cast<unsigned char>(v.x) | static_cast<unsigned char>(v.y) << 8 | static_cast<unsigned char>(v.z) << 16 |
+           static_cast<unsigned>(static_cast<unsigned char>(v.w)) << 24;
+}
+template <class V> static inline unsigned pack2(V v) {
+    return static_cast<unsigned short>(v.x) | static_cast<unsigned>(static_cast<unsigned short>(v.y)) << 16;
+}
+}  // namespace __emu
+static inline int __dp4a(int a, int b, int c) { return static_cast<int>(::__emu::dp4a<true>(a, b, c)); }
+static inline unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c) { return ::__emu::dp4a<false>(a, b, c); }
+static inline int __dp4a(char4 a, char4 b, int c) { return __dp4a(static_cast<int>(::__emu::pack4(a)), static_cast<int>(::__emu::pack4(b)), c); }
+static inline unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c) { return __dp4a(::__emu::pack4(a), ::__emu::pack4(b), c); }
+static inline int __dp2a_lo(int a, int b, int c) { return static_cast<int>(::__emu::dp2a<true>(a, b, c, 0)); }
+static inline unsigned int __dp2a_lo(unsigned int a, unsigned int b, unsigned int c) { return ::__emu::dp2a<false>(a, b, c, 0); }
+static inline int __dp2a_hi(int a, int b, int c) { return static_cast<int>(::__emu::dp2a<true>(a, b, c, 1)); }
+static inline unsigned int __dp2a_hi(unsigned int a, unsigned int b, unsigned int c) { return ::__emu::dp2a<false>(a, b, c, 1); }
+static inline int __dp2a_lo(short2 a, char4 b, int c) { return __dp2a_lo(static_cast<int>(::__emu::pack2(a)), static_cast<int>(::__emu::pack4(b)), c); }
+static inline unsigned int __dp2a_lo(ushort2 a, uchar4 b, unsigned int c) { return __dp2a_lo(::__emu::pack2(a), ::__emu::pack4(b), c); }
+static inline int __dp2a_hi(short2 a, char4 b, int c) { return __dp2a_hi(static_cast<int>(::__emu::pack2(a)), static_cast<int>(::__emu::pack4(b)), c); }
+static inline unsigned int __dp2a_hi(ushort2 a, uchar4 b, unsigned int c) { return __dp2a_hi(::__emu::pack2(a), ::__emu::pack4(b), c); }
+static inline void __prof_trigger(int) {}  // a profiler counter: nothing counts here
+static inline void __assume(bool) {}
 
 // loads/stores with cache hints: plain accesses
 template <class T> static inline T __ldg(const T* p) { return *p; }
