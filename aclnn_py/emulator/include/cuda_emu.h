@@ -319,6 +319,9 @@ struct Fiber {
     unsigned spin = 0;      // warp collectives / __nanosleep since the last barrier arrival
     int64_t spin_t0 = 0;    // when a possible livelock was first seen (other blocks running)
     int bar_res = 0;
+    // where the thread last passed a statement convergence point (stmt_tick): (pass << 32) | point
+    // number; 0 after a barrier and at the thread's start (see stmt_tick)
+    uint64_t tick = 0;
 };
 
 struct Group {
@@ -590,6 +593,7 @@ static inline void release_barrier(Executor& ex) {
         if (fb[i].state == ST_BAR) {
             fb[i].state = ST_READY;
             fb[i].bar_res = res;
+            fb[i].tick = 0;  // the block is together again: statement convergence points count afresh
         }
     ex.bar_count = 0;
     ex.bar_acc = 0;
@@ -988,8 +992,12 @@ static void join_helpers(Launch& L) {
 // block that has nothing else to run lets a block that has not started run on an OS thread of its
 // own; a wait that nothing can end is a livelock report, as for __nanosleep.
 static inline bool spin_tick() {
-    if (Fiber* f = tls.cur)
+    if (Fiber* f = tls.cur) {
+        // a spinning thread is no longer behind at a statement convergence point (stmt_tick): the
+        // threads there must not wait for it, it may wait for them
+        f->tick = ~0ull;
         if ((f->spin & 255u) == 255u) help_pending_blocks(f, *tls.ex);
+    }
     nanosleep_impl(nullptr, 0, "a spin-wait (a loop whose condition polls with atomic*())");
     return true;
 }
@@ -1160,6 +1168,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
         f.state = ST_READY;
         f.spin = 0;
         f.spin_t0 = 0;
+        f.tick = 0;
     }
     const unsigned nw = (N + 31) / 32;
     for (unsigned wi = 0; wi < nw; ++wi) {
@@ -1817,6 +1826,54 @@ static inline void lockstep() {
 constexpr bool loop_tick() {
     if (!std::is_constant_evaluated()) lockstep();
     return true;
+}
+
+// A statement convergence point: the loader puts one after each statement of user code that stores
+// to shared memory which another thread of the block reads in a later statement with no barrier or
+// collective between (or reads a slot a later statement stores to), and between the loads and the
+// store of a statement like `s[t] += s[t - 1]` (see _rewrite_warp_statements in compiler.py).
+// Warp-synchronous code written without volatile or __syncwarp (the unrolled `if (tid < 32)
+// { s[tid] += s[tid + 32]; s[tid] += s[tid + 16]; ... }` tail, `s[lane] = v; w = s[lane ^ 1];`)
+// relies on a converged warp running each statement for all its lanes before the next; run one lane
+// after the other, lane 0 would read its neighbours' slots before they were written: a different
+// number, silently. Each point has a number, increasing in source order; a thread that reaches point
+// n waits (stays runnable, hands the CPU over) while any runnable thread of its block is behind it:
+// at a smaller (pass, number), or at the same one with a smaller index. So the threads go through
+// such a region statement by statement, in thread order (a statement's loads of slots that higher
+// threads overwrite come first, as on a GPU), the threads of all warps side by side (PMPP's
+// merge_tiled_kernel reads a slot after a barrier that a lower thread overwrites a few statements
+// later), and threads that skip a guarded statement wait at the next point for the others (they
+// reconverge, as a warp does after a branch). A point numbered at or below the thread's last one
+// starts a new pass (a loop's next iteration, a helper called again); a barrier starts afresh. It
+// never blocks (it only chooses who runs next), so it cannot deadlock a correct program, and any
+// such schedule is one a GPU may run. Cost: a context switch per point per thread.
+static inline void stmt_converge(unsigned n) {
+    Fiber* f = tls.cur;
+    if (!f) return;
+    uint64_t pass = f->tick == ~0ull ? 0 : f->tick >> 32;   // (~0: it spun since, see spin_tick)
+    if (f->tick != ~0ull && n <= static_cast<uint32_t>(f->tick)) ++pass;
+    const uint64_t key = (pass << 32) | n;
+    f->tick = key;
+    Executor& ex = *tls.ex;
+    const unsigned N = ex.nthreads, me = f->linear;
+    for (;;) {
+        Fiber* next = nullptr;
+        for (unsigned k = 1; k < N; ++k) {  // round robin from the next thread: usually it is the one behind
+            unsigned j = me + k;
+            if (j >= N) j -= N;
+            const Fiber& o = ex.fibers[j];
+            if (o.state == ST_READY && (o.tick < key || (o.tick == key && j < me))) {
+                next = &ex.fibers[j];
+                break;
+            }
+        }
+        if (!next) return;
+        switch_to(f, *next);
+    }
+}
+// (nothing at compile time: a constexpr helper that got one still is one)
+constexpr void stmt_tick(unsigned n) {
+    if (!std::is_constant_evaluated()) stmt_converge(n);
 }
 
 template <class T> struct vptr;
