@@ -337,7 +337,8 @@ def _points(code: str) -> list[str]:
 
 
 def test_where_convergence_points_go():
-    # the tail: after each step (the last one's point is after the `if`, before thread 0 reads)
+    # the tail: after each step, and first in the body of the `if` in which thread 0 reads the sum (only
+    # the threads that read pass that one: after every thread behind them)
     got = _points("""
 __global__ void k(float* out) {
     __shared__ float s[64];
@@ -350,7 +351,8 @@ __global__ void k(float* out) {
     }
     if (tid == 0) out[0] = s[0];
 }""")
-    assert got == ["s[tid] += s[tid + 32]; ::__emu::stmt_tick(1);", "} ::__emu::stmt_tick(2);"], got
+    assert got == ["s[tid] += s[tid + 32]; ::__emu::stmt_tick(1);",
+                   "if (tid == 0) { ::__emu::stmt_tick(2); out[0] = s[0]; }"], got
     # none: barriers between, own slots only, volatile (already lockstep), a tiled product, reads only
     assert _points("""
 __global__ void k(const float* a, float* out, int n) {
@@ -382,7 +384,8 @@ __global__ void k(int* x) {
     if (t >= 1) s[t] += s[t - 1];
     x[t] = s[t];
 }""")
-    assert len(got) == 2 and "__emu_v += (s[t - 1]); ::__emu::stmt_tick(2); __emu_r =" in got[1], got
+    assert len(got) == 1 and got[0].startswith("if (t >= 1) { ::__emu::stmt_tick(1); { auto&& __emu_r = (s[t] );") \
+        and "__emu_v += (s[t - 1]); ::__emu::stmt_tick(2); __emu_r =" in got[0], got
 
 
 @pytest.mark.parametrize("threads", [64, 1024])

@@ -985,8 +985,8 @@ _STMT_COVER_EXCLUDE = frozenset(("vptr", "vref", "vptr_cast", "spin_tick"))   # 
 _COMPOUND_ASSIGN = frozenset("+-*/%&|^")
 _STMT_OPENERS = frozenset(("(", "[", "{"))
 _STMT_CLOSERS = frozenset((")", "]", "}"))
-_NOT_STMT = frozenset(("case", "default", "try", "catch", "switch", "asm", "__asm__", "__asm", "co_return",
-                       "co_yield", "co_await"))
+_NOT_STMT = frozenset(("case", "default", "try", "catch", "asm", "__asm__", "__asm", "co_return", "co_yield",
+                       "co_await"))   # (a switch's body is not looked into: its case labels)
 _ATTR_WORDS = frozenset(("__attribute__", "alignas", "__align__", "__declspec", "__launch_bounds__"))
 _NOT_CALLS = _KEYWORDS | frozenset(("__emu", "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"))
 _TID_WORDS = frozenset(("thread_rank", "laneid", "lane_id", "thread_index"))   # cg / helpers: a thread's own
@@ -1022,7 +1022,7 @@ def _stmt_end(w: list[str], i: int, stop: int) -> int:
         if e >= 0 and e + 1 < stop and w[e + 1] == "else":
             return _stmt_end(w, e + 2, stop)
         return e
-    if t in ("for", "while"):
+    if t in ("for", "while", "switch"):
         if i + 1 >= stop or w[i + 1] != "(":
             return -1
         c = _match_fwd(w, i + 1, "(", ")")
@@ -1033,8 +1033,10 @@ def _stmt_end(w: list[str], i: int, stop: int) -> int:
             return -1
         c = _match_fwd(w, e + 2, "(", ")")
         return c + 1 if 0 <= c and c + 1 < stop and w[c + 1] == ";" else -1
-    if t in _NOT_STMT or (_ident(t) and i + 1 < stop and w[i + 1] == ":"):
+    if t in _NOT_STMT:
         return -1
+    if _ident(t) and i + 1 < stop and w[i + 1] == ":":   # a label: it and the statement it labels
+        return _stmt_end(w, i + 2, stop)
     depth = 0
     for j in range(i, stop):
         x = w[j]
@@ -1278,15 +1280,47 @@ class _StmtInfo:
         self.lo, self.hi, self.acc, self.covers, self.simple = lo, hi, acc, covers, simple
 
 
+def _affine(sub: list[str]) -> tuple[tuple, int] | None:
+    """A subscript's terms as (the terms that are not integer literals, with their signs; the sum of
+    the literals): `t + 16` -> ((('+', 't'),), 16), `si + 64 - 5` -> ((('+', 'si'),), 59)."""
+    terms, c, depth, sign, cur = [], 0, 0, "+", []
+    for x in sub + ["+"]:
+        if x in ("+", "-") and depth == 0 and cur:
+            lit = cur[0].rstrip("uUlL") if len(cur) == 1 else ""
+            if lit.isdigit():
+                c += int(lit) if sign == "+" else -int(lit)
+            else:
+                terms.append((sign, " ".join(cur)))
+            sign, cur = x, []
+            continue
+        if x in ("+", "-") and depth == 0:   # a unary sign
+            sign = "-" if (sign == "-") != (x == "-") else "+"
+            continue
+        depth += x in ("(", "[")
+        depth -= x in (")", "]")
+        cur.append(x)
+    return (tuple(sorted(terms)), c) if terms or c else None
+
+
 def _ascending_safe(write: tuple, read: tuple) -> bool:
     """Whether thread order gives a converged warp's result for a statement that stores to slot
     `write` and loads slot `read` of the same array: the same slot, or a higher one (`s[t]` and
-    `s[t + k]`: a lower thread loads before the higher one stores)."""
+    `s[t + k]`, `s[si - 4]` and `s[si + 59]`: a lower thread loads before the higher one stores)."""
     if read == write:
         return True
     n = len(write)
-    return (n >= 3 and write[-1] == "]" and len(read) > n and read[:n - 1] == write[:n - 1]
-            and read[n - 1] == "+" and read[-1] == "]" and "[" not in read[n:])
+    if (n >= 3 and write[-1] == "]" and len(read) > n and read[:n - 1] == write[:n - 1]
+            and read[n - 1] == "+" and read[-1] == "]" and "[" not in read[n:]):
+        return True
+    # the same subscripts but the last, which differ by a literal offset upwards
+    wi, ri = len(write) - 1, len(read) - 1
+    if not (write[-1] == "]" and read[-1] == "]"):
+        return False
+    wo, ro = _match_back(list(write), wi, "[", "]"), _match_back(list(read), ri, "[", "]")
+    if wo < 0 or ro < 0 or write[:wo] != read[:ro]:
+        return False
+    a, b = _affine(list(write[wo + 1:wi])), _affine(list(read[ro + 1:ri]))
+    return a is not None and b is not None and a[0] == b[0] and b[1] >= a[1]
 
 
 def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> tuple[str, set[str]]:
@@ -1323,8 +1357,8 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             continue
         fidx[k] = len(toks)
         toks.append((t, a, b))
-    w = [t for t, _, _ in toks]
-    n_w = len(w)
+    n_w = len(toks)
+    w = [t for t, _, _ in toks] + [""] * 4   # (padding: look-ahead past the last token reads "")
     funcs = [(name, fidx[a], fidx[b], a) for name, a, b in scan.funcs
              if fidx[a] >= 0 and fidx[b] >= 0 and user(raw[a][1])]
     bodies = {fa: (name, fb) for name, fa, fb, _ in funcs}
@@ -1565,7 +1599,7 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             return decl_cache[lo]
 
         def info(lo: int, hi: int) -> _StmtInfo:
-            simple = w[lo] not in ("if", "for", "while", "do", "switch", "{")
+            simple = w[lo] not in ("if", "for", "while", "do", "switch", "{") and w[lo + 1] != ":"
             acc, cov = _accesses(w, lo, hi + 1, sh, roots, effects, summaries, cover)
             keep = []
             for a in acc:   # a __shared__ declaration stores nothing; `T* p = &s[k];` neither
@@ -1670,6 +1704,8 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                 return
             infos = [info(a, b) for a, b in stmts]
             n = len(infos)
+            need = []   # (i, k): a point after one of the statements i..k
+            entry: set[int] = set()   # guarded statements that get a point at the start of their body
             for i in range(n):
                 if not infos[i].acc:
                     continue
@@ -1681,12 +1717,47 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                         break   # the loop's own condition / increment synchronises
                     span = (infos[i].lo, infos[j].hi + 1) if j > i else (lo, hi)
                     if hazard(infos[i], infos[j], *span):
-                        add_point(infos[i], depth, wrap)
-                        break
+                        if j > i and guarded(infos[j]):
+                            # `if (tid == 0) out = s[0];`: the point goes first in its body, where only
+                            # the threads that read pass it (after the threads behind them), not every
+                            # thread of the block; later statements are looked at on their own
+                            entry.add(j)
+                        else:
+                            need.append((i, j - 1 if j > i else n - 1))
+                            break
                     if infos[j].covers:
                         break
+            last = -1   # as few points as cover every pair: each as late as its pairs allow
+            for i, k in sorted(need, key=lambda p: p[1]):
+                while k >= i and w[infos[k].lo] in ("return", "break", "continue", "goto"):
+                    k -= 1   # (a point after a jump would never run)
+                if i <= k and last < i:
+                    add_point(infos[k], depth, wrap)
+                    last = k
+            for j in sorted(entry):
+                add_entry_point(infos[j], depth)
             for s in infos:
                 sub(s, depth + 1, restricted)
+
+        def guarded(s: _StmtInfo) -> bool:
+            """An `if` without else whose condition touches no shared memory (its body can hold a point)."""
+            if w[s.lo] != "if":
+                return False
+            j, c = cond_of(s.lo)
+            e = _stmt_end(w, c + 1, fb)
+            return e == s.hi and not _accesses(w, j, c + 1, sh, roots, effects, summaries, cover)[0]
+
+        def add_entry_point(s: _StmtInfo, depth: int) -> None:
+            _, c = cond_of(s.lo)
+            b, e = c + 1, s.hi
+            if not (user(toks[b][1]) and user(toks[e][1])):
+                return
+            if w[b] == "{":
+                edits.append((toks[b][2], 1500, toks[b][2], f" ::__emu::stmt_tick({_TICK});"))
+            else:
+                edits.append((toks[b][1], 1500, toks[b][1], f"{{ ::__emu::stmt_tick({_TICK}); "))
+                edits.append((toks[e][2], 1000 - depth - 0.5, toks[e][2], " }"))
+            ticked.add(name)
 
         def add_point(s: _StmtInfo, depth: int, wrap: bool) -> None:
             end = toks[s.hi]
@@ -1723,7 +1794,9 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
 
         def sub(s: _StmtInfo, depth: int, restricted: bool) -> None:
             t = w[s.lo]
-            if t == "{":
+            if _ident(t) and w[s.lo + 1] == ":" and t not in ("case", "default"):   # label: statement
+                sub(info(s.lo + 2, s.hi), depth, restricted)
+            elif t == "{":
                 block(s.lo + 1, s.hi, False, False, depth, False, restricted)
             elif t == "if":
                 j, c = cond_of(s.lo)
