@@ -190,6 +190,18 @@ extern "C" __global__ void warp_scan(const int* x, int* out) {
     if (lane >= 16) s[t] += s[t - 16];
     out[blockIdx.x * blockDim.x + t] = s[t];
 }
+// every thread loads its lower neighbour's slot, then stores its own: on a GPU the loads come first;
+// lane after lane, thread t - 1 had already overwritten the slot thread t loads
+extern "C" __global__ void shift_up(const int* x, int* out) {
+    __shared__ int s[64];
+    const int t = threadIdx.x;
+    s[t] = x[blockIdx.x * blockDim.x + t];
+    __syncthreads();
+    const int left = t > 0 ? s[t - 1] : -1;
+    s[t] = left;
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = s[t];
+}
 // the same scan as a loop (each pass: all loads, then all stores, then the next pass)
 extern "C" __global__ void warp_scan_loop(const int* x, int* out) {
     __shared__ int s[64];
@@ -220,6 +232,16 @@ def test_store_then_read_a_neighbours_slot(d, grid):
     r = xi.reshape(-1, 32)
     want = r[:, ::-1] * 100 + np.roll(r, -1, axis=1)
     np.testing.assert_array_equal(d.down(po, xi.size, np.int32), want.ravel())
+
+
+def test_load_a_slot_a_lower_thread_then_overwrites(d):
+    mod = A.RawModule(code=EXCHANGE)
+    x = np.random.default_rng(4).integers(0, 1000, 2 * 64).astype(np.int32)
+    po = d.zeros(x.size, np.int32)
+    mod.get_function("shift_up")((2,), (64,), (d.up(x), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    want = np.concatenate([[-1], x[:63], [-1], x[64:127]])
+    np.testing.assert_array_equal(d.down(po, x.size, np.int32), want)
 
 
 @pytest.mark.parametrize("kernel", ["warp_scan", "warp_scan_loop"])

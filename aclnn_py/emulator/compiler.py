@@ -1661,11 +1661,11 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                             continue   # both through helpers / pointers: no sign of another thread's slot
                         store_load = (p.kind & (_W | _A) and q.kind & _R) or (p.kind & _W and q.kind & _A) \
                             or (p.kind & _A and q.kind & _W)
-                        # a load, then a store: only of a slot many threads read (`A_S[0]`, a scalar),
-                        # which a lower thread then overwrites (a thread's own slots read into registers
-                        # and written back, a butterfly, are not shared that way)
-                        load_store = p.kind & _R and q.kind & (_W | _A) and p.index is not None \
-                            and not index_tid(p.index)
+                        # a load, then a store: of a slot many threads read (`A_S[0]`, a scalar), or
+                        # of one a lower thread may then overwrite (`x = s[t - 1]; ... s[t] = y;`; not
+                        # `x = s[t + 1]`: thread order loads that one first anyway)
+                        load_store = p.kind & _R and q.kind & (_W | _A) and p.index is not None and (
+                            not index_tid(p.index) or q.index is None or not _ascending_safe(q.index, p.index))
                         if (store_load or load_store) and not same_thread(p, q, lo, hi):
                             return True
             return False
