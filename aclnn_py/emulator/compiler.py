@@ -9,6 +9,9 @@ Pipeline of :func:`compile_module` (cache miss):
    * ``extern __shared__ T name[];`` (now ``extern thread_local ...``) is rewritten to a reference
      to the per-block dynamic shared memory buffer;
    * ``__global__`` functions are found (the header spells ``__global__`` as a marker attribute);
+   * warp-synchronous code written without ``__syncwarp`` gets convergence points: loop tests in
+     warp code (_rewrite_warp_loops), statements around shared-memory exchanges
+     (_rewrite_warp_statements);
    * a crude call graph decides, per kernel, whether anything reachable from it can use a barrier
      or a warp collective (then its threads run as fibers, otherwise as a plain loop).
 3. A registration per kernel (``&EXPR`` instantiates templates like nvrtcAddNameExpression) and
@@ -964,22 +967,27 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
 # histo_prescan's SUM(16) ... SUM(2), `s[lane] = v; w = s[lane ^ 1];` with no __syncwarp. A race under
 # CUDA's memory model since Volta, but a GPU gets it right and real kernels do it; here one lane ran
 # its whole chain before the next began: another number, silently (histo_prescan: 0.11x the mean).
-# So where user code stores to shared memory in one statement and another thread may read the slot in
-# a later statement (or reads a slot a later statement stores to: PMPP's merge_tiled_kernel without
-# its second __syncthreads) with no barrier or collective between, the loader puts a convergence
-# point, ::__emu::stmt_tick(n), after the first statement (cuda_emu.h): the block's threads go
-# through such code statement by statement, in thread order. A statement that loads a slot of the
-# array it stores to, other than its own or a higher one (`s[t] += s[t - 1]`, `s[t] = s[t ^ 1]`),
-# is split into its loads, a point, and its store, since a GPU does every lane's loads before any
-# lane's store (thread order is right for `s[t] += s[t + k]`: a lower thread loads first).
+# So where a thread may store to shared memory in one statement what another loads in a later one, or
+# load in one a slot many threads read (or a lower thread's) that another stores to in a later one
+# (PMPP's merge_tiled_kernel without its second __syncthreads), with no barrier or collective
+# between, the loader puts a convergence point, ::__emu::stmt_tick(n), between them: after the first,
+# or first in the body of the second when it is a guarded `if` (then only the threads that enter it
+# pass the point). At a point a thread lets every runnable thread of its block that is behind it run
+# first (cuda_emu.h), so the block goes through such code statement by statement, in thread order. A
+# statement that loads a slot of the array it stores to, other than its own or a higher one
+# (`s[t] += s[t - 1]`, `s[t] = s[t ^ 1]`), is split into its loads, a point, and its store, since a
+# GPU does every lane's loads before any lane's store (thread order is right for `s[t] += s[t + k]`).
 # Shared memory: names declared __shared__ (static or extern), local pointers initialised from them,
 # and pointer parameters of user functions some call passes them to. Two statements need no point when
-# they touch only the thread's own slot (the same subscript, which names threadIdx or a variable
-# computed from it, unchanged between them), only read, or only use atomics. Statement lists inside a
-# loop that itself reaches a barrier or a collective are block-synchronous code: there only a region
-# guarded by a thread index below a warp (`if (tid < 32)`, `if (lane < 16)`) is looked at. A region
-# only one thread runs (`if (tid == 0)`) needs none. A statement list that cannot be delimited for
-# certain (labels, case labels, try) is left as written.
+# they touch only the thread's own slot, row or column (the same subscript naming threadIdx or a
+# variable computed from it, unchanged between them), only read, or only use atomics; nor do accesses
+# that both go through helpers or pointers (no subscript to compare). Code inside a loop that itself
+# reaches a barrier or a collective, or strides by the block, is block-synchronous: there only a
+# region guarded by a thread index below a warp (`if (tid < 32)`, `if (lane < 16)`) is looked at. A
+# region only one thread runs (`if (tid == 0)`) needs none inside. A statement list that cannot be
+# delimited for certain (a switch body's case labels, try) is left as written. Any point is a
+# schedule a GPU may run: it cannot make a correct kernel wrong; it costs a context switch per thread
+# that passes it, and the function runs on fibers.
 _DIRECTIVE_LINE_RE = re.compile(r"^[ \t]*#[^\n]*", re.M)
 _STMT_COVER_EXCLUDE = frozenset(("vptr", "vref", "vptr_cast", "spin_tick"))   # not convergence points
 _COMPOUND_ASSIGN = frozenset("+-*/%&|^")

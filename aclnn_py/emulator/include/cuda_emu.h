@@ -1843,9 +1843,9 @@ constexpr bool loop_tick() {
     return true;
 }
 
-// A statement convergence point: the loader puts one after each statement of user code that stores
-// to shared memory which another thread of the block reads in a later statement with no barrier or
-// collective between (or reads a slot a later statement stores to), and between the loads and the
+// A statement convergence point: the loader puts one between two statements of user code where a
+// thread may store to shared memory what another loads in the later one (or load a slot another
+// stores to in the later one) with no barrier or collective between, and between the loads and the
 // store of a statement like `s[t] += s[t - 1]` (see _rewrite_warp_statements in compiler.py).
 // Warp-synchronous code written without volatile or __syncwarp (the unrolled `if (tid < 32)
 // { s[tid] += s[tid + 32]; s[tid] += s[tid + 16]; ... }` tail, `s[lane] = v; w = s[lane ^ 1];`)
