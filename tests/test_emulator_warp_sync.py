@@ -107,6 +107,28 @@ extern "C" __global__ void flat_tail(const float* x, float* out) {
 }
 """
 
+VOLATILE_ARRAY = r"""
+// the tail through a shared array declared volatile (the loader's volatile rewrite covers pointers and
+// references: an array's elements are plain volatile lvalues, run lane after lane like any other)
+extern "C" __global__ void volatile_array_tail(const float* x, float* out, int n) {
+    volatile __shared__ float s[128];
+    const int tid = threadIdx.x, i = blockIdx.x * 256 + tid;
+    s[tid] = (i < n ? x[i] : 0.0f) + (i + 128 < n ? x[i + 128] : 0.0f);
+    __syncthreads();
+    if (tid < 64) s[tid] += s[tid + 64];
+    __syncthreads();
+    if (tid < 32) {
+        s[tid] += s[tid + 32];
+        s[tid] += s[tid + 16];
+        s[tid] += s[tid + 8];
+        s[tid] += s[tid + 4];
+        s[tid] += s[tid + 2];
+        s[tid] += s[tid + 1];
+    }
+    if (tid == 0) atomicAdd(out, s[0]);
+}
+"""
+
 TAIL_NAMES = [f"tree_tail<{t}, {bs}>" for t in ("float", "int") for bs in (64, 128, 256)] + \
              [f"helper_tail<{bs}>" for bs in (64, 128, 256)]
 
@@ -141,6 +163,15 @@ def test_unrolled_tail_in_a_helper_through_a_plain_pointer(tails, d, bs):
     tails.get_function(f"helper_tail<{bs}>")((grid,), (bs,), (d.up(x), po), shared_mem=bs * 4)
     assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
     np.testing.assert_array_equal(d.down(po, grid, np.int32), x.reshape(grid, bs).sum(1))
+
+
+def test_tail_through_a_volatile_shared_array(d):
+    mod = A.RawModule(code=VOLATILE_ARRAY)
+    x = np.random.default_rng(9).integers(-50, 50, 7 * 256 - 3).astype(np.float32)
+    po = d.zeros(1, np.float32)
+    mod.get_function("volatile_array_tail")((7,), (128,), (d.up(x), po, np.int32(x.size)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    assert d.down(po, 1, np.float32)[0] == x.sum()
 
 
 @pytest.mark.parametrize("grid", [1, 4])
