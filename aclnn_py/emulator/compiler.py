@@ -1000,6 +1000,7 @@ _NOT_CALLS = _KEYWORDS | frozenset(("__emu", "static_cast", "reinterpret_cast", 
 _TID_WORDS = frozenset(("thread_rank", "laneid", "lane_id", "thread_index"))   # cg / helpers: a thread's own
 _R, _W, _A = 1, 2, 4          # an access loads, stores, or is an atomic read-modify-write
 _TICK = "\0T"                 # a point's number, given in text order once all edits are known
+_STMT_REACH = 48              # how many later statements a statement is paired with
 
 
 def _ident(t: str) -> bool:
@@ -1282,10 +1283,12 @@ def _accesses(w: list[str], lo: int, hi: int, shared: dict[str, bool], roots: di
 
 
 class _StmtInfo:
-    __slots__ = ("lo", "hi", "acc", "covers", "simple")
+    __slots__ = ("lo", "hi", "acc", "covers", "simple", "roots", "stores")
 
     def __init__(self, lo, hi, acc, covers, simple):
         self.lo, self.hi, self.acc, self.covers, self.simple = lo, hi, acc, covers, simple
+        self.roots = {a.root for a in acc}
+        self.stores = any(a.kind & (_W | _A) for a in acc)
 
 
 def _affine(sub: list[str]) -> tuple[tuple, int] | None:
@@ -1583,6 +1586,10 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
     def analyse(fa: int, fb: int, name: str) -> None:
         sh, roots, tids = views[fa]
         decl_cache: dict[int, tuple[bool, bool]] = {}
+        assigned_at: dict[str, list[int]] = {}   # name -> where the function stores to it
+        for k in range(fa + 1, fb):
+            if _ident(w[k]) and w[k - 1] != "." and _assign_kind(w, k + 1, fb, w[k - 1], w[k - 2]) & _W:
+                assigned_at.setdefault(w[k], []).append(k)
 
         def in_decl(k: int) -> tuple[bool, bool]:
             """Whether token k is in a __shared__ declaration; in a declaration with an initialiser."""
@@ -1648,9 +1655,10 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             own = [x for x, y in zip(ps, qs) if x == y and sub_tid(x)]
             if not own or any(x != y and (sub_tid(x) or sub_tid(y)) for x, y in zip(ps, qs)):
                 return False
-            names = {t for x in own for t in x if _ident(t)}
-            for k in range(lo, hi):
-                if w[k] in names and w[k - 1] != "." and _assign_kind(w, k + 1, hi, w[k - 1], w[k - 2]) & _W:
+            for t in {t for x in own for t in x if _ident(t)}:
+                at = assigned_at.get(t, ())
+                k = bisect.bisect_left(at, lo)
+                if k < len(at) and at[k] < hi:
                     return False
             return True
 
@@ -1658,7 +1666,9 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             """Whether a thread may store in `a` what another loads in the later `b` (or load in `a` a
             slot many threads read, which another stores to in `b`) with no barrier or collective
             between (lo, hi: the tokens from a to b)."""
-            for x in {acc.root for acc in a.acc} & {acc.root for acc in b.acc}:
+            if not (a.stores or b.stores):
+                return False
+            for x in a.roots & b.roots:
                 for p in a.acc:
                     if p.root != x or (a.covers and max(a.covers) > p.pos):
                         continue   # (a barrier after it)
@@ -1719,7 +1729,10 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                     continue
                 if restricted and not (w[infos[i].lo] == "if" and thread_bound(*cond_of(infos[i].lo)) == "warp"):
                     continue
-                order = list(range(i + 1, n)) + (list(range(0, i + 1)) if cyclic else [])
+                # (the statements after it, then around the loop; at most _STMT_REACH of them: pairs
+                # further apart with no barrier between are left as written, which keeps the analysis
+                # of long straight-line code linear)
+                order = (list(range(i + 1, n)) + (list(range(0, i + 1)) if cyclic else []))[:_STMT_REACH]
                 for pos, j in enumerate(order):
                     if cyclic and j <= i and pos == n - 1 - i and header_covers:
                         break   # the loop's own condition / increment synchronises
