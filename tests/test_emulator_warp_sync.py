@@ -1,10 +1,12 @@
 """Warp-synchronous code through plain (non-volatile) shared memory in straight-line code, with no
-__syncwarp: the unrolled `if (tid < 32) { s[tid] += s[tid + 32]; ... }` tail, a Parboil
-histo_prescan-like mean / standard deviation tail, `s[lane] = v; w = s[lane ^ 1];`. A converged warp
-runs each statement for all its lanes before the next; the emulator ran one lane's whole chain before
-the next lane began and gave other numbers, silently. The loader now puts statement convergence
-points there (compiler._rewrite_warp_statements, cuda_emu.h stmt_tick). Every kernel here is checked
-against NumPy."""
+__syncwarp: the unrolled `if (tid < 32) { s[tid] += s[tid + 32]; ... }` tail (float / int, 1-D and
+2-D blocks, in a helper, on a volatile __shared__ array), a Parboil histo_prescan-like mean / standard
+deviation tail, `s[lane] = v; w = s[lane ^ 1];`, a one-warp scan reading lower lanes, and loads of
+slots that a lower thread overwrites a few statements later (PMPP's merge_tiled_kernel without its
+second __syncthreads). A converged warp runs each statement for all its lanes before the next; the
+emulator ran one lane's whole chain before the next lane began and gave other numbers, silently (every
+kernel test here failed so before). The loader now puts statement convergence points there
+(compiler._rewrite_warp_statements, cuda_emu.h stmt_tick). Every kernel is checked against NumPy."""
 from __future__ import annotations
 
 import numpy as np
