@@ -9,6 +9,9 @@ Pipeline of :func:`compile_module` (cache miss):
    * ``extern __shared__ T name[];`` (now ``extern thread_local ...``) is rewritten to a reference
      to the per-block dynamic shared memory buffer;
    * ``__global__`` functions are found (the header spells ``__global__`` as a marker attribute);
+   * warp-synchronous code written without ``__syncwarp`` gets convergence points: loop tests in
+     warp code (_rewrite_warp_loops), statements around shared-memory exchanges
+     (_rewrite_warp_statements);
    * a crude call graph decides, per kernel, whether anything reachable from it can use a barrier
      or a warp collective (then its threads run as fibers, otherwise as a plain loop).
 3. A registration per kernel (``&EXPR`` instantiates templates like nvrtcAddNameExpression) and
@@ -52,7 +55,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-6"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-7"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -957,6 +960,949 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
         return text
     return text[:base] + _apply_edits(region, edits) + text[stop:]
 
+
+# ---- statement convergence points (straight-line warp-synchronous code) ----------------------------
+# A converged warp runs each statement for all its lanes before the next: `if (tid < 32) { s[tid] +=
+# s[tid + 32]; s[tid] += s[tid + 16]; ... }` (the unrolled reduction tail without volatile), Parboil
+# histo_prescan's SUM(16) ... SUM(2), `s[lane] = v; w = s[lane ^ 1];` with no __syncwarp. A race under
+# CUDA's memory model since Volta, but a GPU gets it right and real kernels do it; here one lane ran
+# its whole chain before the next began: another number, silently (histo_prescan: 0.11x the mean).
+# So where a thread may store to shared memory in one statement what another loads in a later one, or
+# load in one a slot many threads read (or a lower thread's) that another stores to in a later one
+# (PMPP's merge_tiled_kernel without its second __syncthreads), with no barrier or collective
+# between, the loader puts a convergence point, ::__emu::stmt_tick(n), between them: after the first,
+# or first in the body of the second when it is a guarded `if` (then only the threads that enter it
+# pass the point). At a point a thread lets every runnable thread of its block that is behind it run
+# first (cuda_emu.h), so the block goes through such code statement by statement, in thread order. A
+# statement that loads a slot of the array it stores to, other than its own or a higher one
+# (`s[t] += s[t - 1]`, `s[t] = s[t ^ 1]`), is split into its loads, a point, and its store, since a
+# GPU does every lane's loads before any lane's store (thread order is right for `s[t] += s[t + k]`).
+# Shared memory: names declared __shared__ (static or extern), local pointers initialised from them,
+# and pointer parameters of user functions some call passes them to. Two statements need no point when
+# they touch only the thread's own slot, row or column (the same subscript naming threadIdx or a
+# variable computed from it, unchanged between them), only read, or only use atomics; nor do accesses
+# that both go through helpers or pointers (no subscript to compare). Code inside a loop that itself
+# reaches a barrier or a collective, or strides by the block, is block-synchronous: there only a
+# region guarded by a thread index below a warp (`if (tid < 32)`, `if (lane < 16)`) is looked at. A
+# region only one thread runs (`if (tid == 0)`) needs none inside. A statement list that cannot be
+# delimited for certain (a switch body's case labels, try) is left as written. Any point is a
+# schedule a GPU may run: it cannot make a correct kernel wrong; it costs a context switch per thread
+# that passes it, and the function runs on fibers.
+_DIRECTIVE_LINE_RE = re.compile(r"^[ \t]*#[^\n]*", re.M)
+_STMT_COVER_EXCLUDE = frozenset(("vptr", "vref", "vptr_cast", "spin_tick"))   # not convergence points
+_COMPOUND_ASSIGN = frozenset("+-*/%&|^")
+_STMT_OPENERS = frozenset(("(", "[", "{"))
+_STMT_CLOSERS = frozenset((")", "]", "}"))
+_NOT_STMT = frozenset(("case", "default", "try", "catch", "asm", "__asm__", "__asm", "co_return", "co_yield",
+                       "co_await"))   # (a switch's body is not looked into: its case labels)
+_ATTR_WORDS = frozenset(("__attribute__", "alignas", "__align__", "__declspec", "__launch_bounds__"))
+_NOT_CALLS = _KEYWORDS | frozenset(("__emu", "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"))
+_TID_WORDS = frozenset(("thread_rank", "laneid", "lane_id", "thread_index"))   # cg / helpers: a thread's own
+_R, _W, _A = 1, 2, 4          # an access loads, stores, or is an atomic read-modify-write
+_TICK = "\0T"                 # a point's number, given in text order once all edits are known
+_STMT_REACH = 48              # how many later statements a statement is paired with
+
+
+def _ident(t: str) -> bool:
+    return bool(t) and (t[0].isalpha() or t[0] == "_")
+
+
+def _stmt_end(w: list[str], i: int, stop: int) -> int:
+    """Index of the last token of the statement that starts at token i, or -1 when it cannot be
+    delimited for certain (a label, a case label, a switch, try, unbalanced brackets)."""
+    if i >= stop:
+        return -1
+    t = w[i]
+    if t == "{":
+        e = _match_fwd(w, i, "{", "}")
+        return e if 0 <= e < stop else -1
+    if t == ";":
+        return i
+    if t == "if":
+        j = i + 1
+        if j < stop and w[j] == "constexpr":
+            j += 1
+        if j >= stop or w[j] != "(":
+            return -1
+        c = _match_fwd(w, j, "(", ")")
+        if not 0 <= c < stop:
+            return -1
+        e = _stmt_end(w, c + 1, stop)
+        if e >= 0 and e + 1 < stop and w[e + 1] == "else":
+            return _stmt_end(w, e + 2, stop)
+        return e
+    if t in ("for", "while", "switch"):
+        if i + 1 >= stop or w[i + 1] != "(":
+            return -1
+        c = _match_fwd(w, i + 1, "(", ")")
+        return _stmt_end(w, c + 1, stop) if 0 <= c < stop else -1
+    if t == "do":
+        e = _stmt_end(w, i + 1, stop)
+        if e < 0 or e + 2 >= stop or w[e + 1] != "while" or w[e + 2] != "(":
+            return -1
+        c = _match_fwd(w, e + 2, "(", ")")
+        return c + 1 if 0 <= c and c + 1 < stop and w[c + 1] == ";" else -1
+    if t in _NOT_STMT:
+        return -1
+    if _ident(t) and i + 1 < stop and w[i + 1] == ":":   # a label: it and the statement it labels
+        return _stmt_end(w, i + 2, stop)
+    depth = 0
+    for j in range(i, stop):
+        x = w[j]
+        if x in _STMT_OPENERS:
+            depth += 1
+        elif x in _STMT_CLOSERS:
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif x == ";" and depth == 0:
+            return j
+    return -1
+
+
+def _stmt_list(w: list[str], lo: int, hi: int) -> list[tuple[int, int]] | None:
+    """The statements of the block whose tokens are w[lo:hi] as (first, last) token indices; None when
+    one of them cannot be delimited for certain."""
+    out = []
+    i = lo
+    try:
+        while i < hi:
+            e = _stmt_end(w, i, hi)
+            if e < 0:
+                return None
+            out.append((i, e))
+            i = e + 1
+    except RecursionError:
+        return None
+    return out
+
+
+def _split_top(w: list[str], lo: int, hi: int, sep: str = ",") -> list[tuple[int, int]]:
+    """(lo, hi) ranges of w[lo:hi] split at its top-level `sep` tokens."""
+    parts, depth, start = [], 0, lo
+    for j in range(lo, hi):
+        x = w[j]
+        if x in _STMT_OPENERS:
+            depth += 1
+        elif x in _STMT_CLOSERS:
+            depth -= 1
+        elif x == sep and depth == 0:
+            parts.append((start, j))
+            start = j + 1
+    parts.append((start, hi))
+    return parts
+
+
+def _split_top_semis(w: list[str], lo: int, hi: int) -> list[tuple[int, int]]:
+    """The clauses of a for header w[lo:hi] (init; condition; step)."""
+    return _split_top(w, lo, hi, ";")
+
+
+def _declarator(w: list[str], lo: int, hi: int) -> tuple[str, bool] | None:
+    """(name, is an array or a pointer) of one declarator `[type] name[N] ...`, `T* p`, `T (&name)[]`."""
+    for j in range(lo, hi - 3):   # (&name) / (*name)
+        if w[j] == "(" and w[j + 1] in ("&", "*") and _ident(w[j + 2]) and w[j + 3] == ")":
+            return w[j + 2], True
+    name, at, depth, ptr = None, -1, 0, False
+    j = lo
+    while j < hi:
+        x = w[j]
+        if depth == 0 and x in _ATTR_WORDS and j + 1 < hi and w[j + 1] == "(":
+            c = _match_fwd(w, j + 1, "(", ")")
+            if c < 0:
+                return None
+            j = c + 1
+            continue
+        if depth == 0 and x in ("[", "=", "{", "("):
+            break
+        if x in _STMT_OPENERS:
+            depth += 1
+        elif x in _STMT_CLOSERS:
+            depth -= 1
+        elif depth == 0 and _ident(x) and x not in _KEYWORDS:
+            name, at = x, j
+        elif depth == 0 and x == "*" and name is not None:
+            ptr = True
+        j += 1
+    if name is None:
+        return None
+    return name, ptr or (at + 1 < hi and w[at + 1] == "[")
+
+
+def _is_decl(w: list[str], lo: int, hi: int) -> bool:
+    """Whether the simple statement w[lo:hi] declares a variable with an initialiser (`T* p = &s[k];`,
+    `float v = s[t];`): its first top-level `=` follows a name that follows a type-ish token."""
+    depth = 0
+    for j in range(lo, hi):
+        x = w[j]
+        if x in _STMT_OPENERS:
+            depth += 1
+        elif x in _STMT_CLOSERS:
+            depth -= 1
+        elif x == "=" and depth == 0:
+            if (j + 1 < hi and w[j + 1] == "=") or j - 2 < lo or w[j - 1] in _ASSIGN_BEFORE:
+                return False
+            return _ident(w[j - 1]) and ((_ident(w[j - 2]) and w[j - 2] not in ("return", "case"))
+                                         or w[j - 2] in ("*", "&", ">"))
+    return False
+
+
+def _assign_kind(w: list[str], j: int, hi: int, prev: str, prev2: str) -> int:
+    """What the operator at token j does to the lvalue before it (prev, prev2: the tokens before the
+    lvalue): store (`=`), load and store (`+=`, `++`), or load."""
+    op = w[j] if j < hi else ""
+    op2 = w[j + 1] if j + 1 < hi else ""
+    op3 = w[j + 2] if j + 2 < hi else ""
+    if op == "=" and op2 != "=":
+        return _W
+    if (op in _COMPOUND_ASSIGN and op2 == "=") or (op in ("<", ">") and op2 == op and op3 == "="):
+        return _R | _W
+    if (op in ("+", "-") and op2 == op) or (prev in ("+", "-") and prev2 == prev):
+        return _R | _W
+    return _R
+
+
+class _Access:
+    __slots__ = ("kind", "name", "index", "pos", "root")
+
+    def __init__(self, kind, name, index, pos, root):
+        self.kind, self.name, self.index, self.pos, self.root = kind, name, index, pos, root
+
+
+def _call_at(w: list[str], lo: int, k: int) -> tuple[str, int] | None:
+    """(callee, argument position) of the call whose argument list holds token k, if it is one; the
+    callee is spelt `name/argument count` for a user function's summary."""
+    depth, commas = 0, 0
+    j = k - 1
+    while j >= lo:
+        x = w[j]
+        if x in (")", "]", "}"):
+            depth += 1
+        elif x in ("(", "[", "{"):
+            if depth == 0:
+                if x != "(" or j == 0:
+                    return None
+                g = w[j - 1]
+                if g == ">":   # f<64>(...)
+                    m = j - 1
+                    d = 0
+                    while m > lo:
+                        d += (w[m] == ">") - (w[m] == "<")
+                        if d == 0:
+                            break
+                        m -= 1
+                    g = w[m - 1] if m > lo else ""
+                if not _ident(g) or g in _NOT_CALLS:
+                    return None
+                c = _match_fwd(w, j, "(", ")")
+                nargs = len(_split_top(w, j + 1, c)) if c > j + 1 else 0
+                return f"{g}/{nargs}", commas
+            depth -= 1
+        elif x == "," and depth == 0:
+            commas += 1
+        elif x == ";" or x == "{":
+            return None
+        j -= 1
+    return None
+
+
+def _accesses(w: list[str], lo: int, hi: int, shared: dict[str, bool], roots: dict[str, str],
+              effects: dict[str, set[str]], summaries: dict[str, dict[int, int]],
+              cover: set[str]) -> tuple[list[_Access], list[int]]:
+    """The shared-memory accesses in w[lo:hi] (kind: _R / _W / _A bits; index: the subscript and
+    member tokens after the name, None for somewhere in the array; root: the shared array a local
+    pointer points into) and the positions of calls that are barriers or collectives. `shared` maps
+    each shared name to whether it is an array or a pointer (else a scalar); `summaries`: what a user
+    function does through each pointer parameter; `effects`: the file-scope shared arrays a user
+    function touches."""
+    acc: list[_Access] = []
+    covers: list[int] = []
+    k = lo
+    while k < hi:
+        t = w[k]
+        nxt = w[k + 1] if k + 1 < hi else ""
+        prev = w[k - 1] if k > lo else ""
+        if t in cover and nxt in ("(", "<"):
+            covers.append(k)
+        if t in shared and prev not in (".", "->", "::") and nxt != "::":
+            j = k + 1
+            idx: list[str] = []
+            while j < hi and w[j] in ("[", ".", "->"):
+                if w[j] == "[":
+                    c = _match_fwd(w, j, "[", "]")
+                    if not 0 <= c < hi:
+                        break
+                    idx += w[j:c + 1]
+                    j = c + 1
+                elif j + 1 < hi:
+                    idx += w[j:j + 2]
+                    j += 2
+                else:
+                    break
+            prev2 = w[k - 2] if k - 1 > lo else ""
+            address = prev == "&" and not (_ident(prev2) or prev2 in (")", "]") or prev2[:1].isdigit())
+            index: tuple | None = tuple(idx)
+            if (shared[t] and (not idx or idx[0] != "[")) or address:
+                # the array, a pointer or an element's address: passed to a call, or cast and
+                # subscripted (`((uint*)s)[i] = 0`, `reinterpret_cast<float4*>(&s[i])[0] = v`)
+                call = _call_at(w, lo, k)
+                if call and call[0].startswith("atomic"):
+                    kind = _A
+                elif call:
+                    # a user function: what it does through that parameter; one that synchronises (a
+                    # block reduction) or that the scan cannot see into (a library's, a function
+                    # pointer): nothing here (its own body is analysed where it is the user's)
+                    g = call[0].split("/")[0]
+                    kind = 0 if g in cover else summaries.get(call[0], {}).get(call[1], 0)
+                    index = None
+                else:
+                    e = j
+                    while e < hi and w[e] == ")":
+                        e += 1
+                    sub = e
+                    while e < hi and w[e] == "[":
+                        c = _match_fwd(w, e, "[", "]")
+                        e = c + 1 if 0 <= c < hi else hi
+                    # cast and subscripted: what the operator after it does; else a pointer value
+                    kind = _assign_kind(w, e, hi, "", "") if e > sub else _R | _W
+                    index = None
+            elif not shared[t] and not idx and prev in ("(", ",") and nxt in (")", ","):
+                call = _call_at(w, lo, k)     # f(x): a reference parameter may store
+                kind = _A if call and call[0].startswith("atomic") else _R | _W
+                index = None
+            else:
+                kind = _assign_kind(w, j, hi, prev, prev2)
+            if kind:
+                acc.append(_Access(kind, t, index, k, roots.get(t, t)))
+            k = j
+            continue
+        if nxt == "(" and effects.get(t):   # a user function that touches file-scope shared memory
+            acc.extend(_Access(_R | _W, x, None, k, x) for x in effects[t] if x in shared)
+        k += 1
+    return acc, covers
+
+
+class _StmtInfo:
+    __slots__ = ("lo", "hi", "acc", "covers", "simple", "roots", "stores")
+
+    def __init__(self, lo, hi, acc, covers, simple):
+        self.lo, self.hi, self.acc, self.covers, self.simple = lo, hi, acc, covers, simple
+        self.roots = {a.root for a in acc}
+        self.stores = any(a.kind & (_W | _A) for a in acc)
+
+
+def _affine(sub: list[str]) -> tuple[tuple, int] | None:
+    """A subscript's terms as (the terms that are not integer literals, with their signs; the sum of
+    the literals): `t + 16` -> ((('+', 't'),), 16), `si + 64 - 5` -> ((('+', 'si'),), 59)."""
+    terms, c, depth, sign, cur = [], 0, 0, "+", []
+    for x in sub + ["+"]:
+        if x in ("+", "-") and depth == 0 and cur:
+            lit = cur[0].rstrip("uUlL") if len(cur) == 1 else ""
+            if lit.isdigit():
+                c += int(lit) if sign == "+" else -int(lit)
+            else:
+                terms.append((sign, " ".join(cur)))
+            sign, cur = x, []
+            continue
+        if x in ("+", "-") and depth == 0:   # a unary sign
+            sign = "-" if (sign == "-") != (x == "-") else "+"
+            continue
+        depth += x in ("(", "[")
+        depth -= x in (")", "]")
+        cur.append(x)
+    return (tuple(sorted(terms)), c) if terms or c else None
+
+
+def _ascending_safe(write: tuple, read: tuple) -> bool:
+    """Whether thread order gives a converged warp's result for a statement that stores to slot
+    `write` and loads slot `read` of the same array: the same slot, or a higher one (`s[t]` and
+    `s[t + k]`, `s[si - 4]` and `s[si + 59]`: a lower thread loads before the higher one stores)."""
+    if read == write:
+        return True
+    n = len(write)
+    if (n >= 3 and write[-1] == "]" and len(read) > n and read[:n - 1] == write[:n - 1]
+            and read[n - 1] == "+" and read[-1] == "]" and "[" not in read[n:]):
+        return True
+    # the same subscripts but the last, which differ by a literal offset upwards
+    wi, ri = len(write) - 1, len(read) - 1
+    if not (write[-1] == "]" and read[-1] == "]"):
+        return False
+    wo, ro = _match_back(list(write), wi, "[", "]"), _match_back(list(read), ri, "[", "]")
+    if wo < 0 or ro < 0 or write[:wo] != read[:ro]:
+        return False
+    a, b = _affine(list(write[wo + 1:wi])), _affine(list(read[ro + 1:ri]))
+    return a is not None and b is not None and a[0] == b[0] and b[1] >= a[1]
+
+
+def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> tuple[str, set[str]]:
+    """Statement convergence points (see above) in the user's code of the preprocessed ``text``; returns
+    the text and the names of the functions that got one (they run on fibers). Newlines are kept."""
+    segs = [(a, b) for a, b in _user_segments(text) if b > a]
+    if not segs:
+        return text, set()
+    # from the first user line to the last (a function body may span segments: g++ -E splits it where
+    # a macro from a system header expands); only the user's own functions and declarations count
+    base, stop = segs[0][0], segs[-1][1]
+    region = text[base:stop]
+    if "thread_local" not in region:
+        return text, set()
+    raw = [(m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(region)]
+    scan = _Scan(region)
+    if [t for t, _, _ in raw] != scan.toks:
+        return text, set()
+    starts = [a - base for a, _ in segs]
+    ends = [b - base for _, b in segs]
+
+    def user(pos: int) -> bool:
+        i = bisect.bisect_right(starts, pos) - 1
+        return i >= 0 and pos < ends[i]
+
+    # statements are parsed from the tokens outside directive lines (line markers, pragmas)
+    dirs = [(m.start(), m.end()) for m in _DIRECTIVE_LINE_RE.finditer(region)]
+    dstarts = [a for a, _ in dirs]
+    fidx = [-1] * len(raw)
+    toks: list[tuple[str, int, int]] = []
+    for k, (t, a, b) in enumerate(raw):
+        d = bisect.bisect_right(dstarts, a) - 1
+        if d >= 0 and a < dirs[d][1]:
+            continue
+        fidx[k] = len(toks)
+        toks.append((t, a, b))
+    n_w = len(toks)
+    w = [t for t, _, _ in toks] + [""] * 4   # (padding: look-ahead past the last token reads "")
+    funcs = [(name, fidx[a], fidx[b], a) for name, a, b in scan.funcs
+             if fidx[a] >= 0 and fidx[b] >= 0 and user(raw[a][1])]
+    bodies = {fa: (name, fb) for name, fa, fb, _ in funcs}
+
+    def owner(k: int) -> int | None:
+        best = None
+        for fa, (_, fb) in bodies.items():
+            if fa < k < fb and (best is None or fa > best):
+                best = fa
+        return best
+
+    # names declared __shared__ (`static thread_local` / `thread_local` after preprocessing)
+    file_shared: dict[str, bool] = {}
+    local_shared: dict[int, dict[str, bool]] = {}   # function '{' -> its own
+    for k, t in enumerate(w):
+        if t != "thread_local" or not user(toks[k][1]):
+            continue
+        lo = k
+        while lo > 0 and w[lo - 1] not in (";", "{", "}"):
+            lo -= 1
+        hi = k
+        depth = 0
+        while hi < n_w and not (w[hi] == ";" and depth == 0):
+            depth += w[hi] in _STMT_OPENERS
+            depth -= w[hi] in _STMT_CLOSERS
+            hi += 1
+        names: dict[str, bool] = {}
+        for a, b in _split_top(w, lo, hi):
+            d = _declarator(w, a if a > lo else k + 1, b)
+            if d:
+                names[d[0]] = d[1]
+        fa = owner(k)
+        (file_shared if fa is None else local_shared.setdefault(fa, {})).update(names)
+    if not file_shared and not local_shared:
+        return text, set()
+
+    # parameter names of the user's functions, and which are pointers
+    fparams: dict[int, list[tuple[str, bool]]] = {}
+    by_name: dict[str, list[int]] = {}
+    stoks = scan.toks
+    for name, fa, fb, sa in funcs:
+        b0 = scan._boundary(sa)
+        for j in range(b0, sa):
+            if stoks[j] == "(" and j > 0 and stoks[j - 1] in (name, "]"):
+                c = _match_fwd(stoks, j, "(", ")")
+                if 0 < c < sa:
+                    plist = []
+                    for a, b in _split_top(stoks, j + 1, c):
+                        p = stoks[a:b]
+                        if "=" in p:
+                            p = p[:p.index("=")]
+                        ids = [x for x in p if _ident(x) and x not in _KEYWORDS]
+                        plist.append((ids[-1] if len(ids) >= 2 else "", "*" in p or "[" in p))
+                    fparams[fa] = plist
+                    by_name.setdefault(name, []).append(fa)
+                break
+
+    # per function: its shared names (file scope, its own, pointer parameters some call passes a
+    # shared name to, local pointers initialised from one: `T* row = s + 32 * warp;`), the array each
+    # points into, and the names that hold a thread's own index (threadIdx, thread_rank(), a local
+    # computed from one without a division, a parameter every call passes one to)
+    shared_params: dict[str, set[int]] = {}
+    tid_params: dict[str, set[int]] = {}
+
+    def is_tid(expr: list[str], tids: set[str]) -> bool:
+        """Whether expr is an index of a thread's own: it names threadIdx, thread_rank() or a name that
+        holds one outside subscripts (a load, `x[t]`, is not one), and divides nothing (`t / 32`)."""
+        depth, found = 0, False
+        for j, x in enumerate(expr):
+            if x == "[":
+                depth += 1
+            elif x == "]":
+                depth -= 1
+            elif x in ("/", ">>"):
+                return False
+            elif depth <= 0 and (x in tids or x in _TID_WORDS or (x == "tid" and j >= 2 and expr[j - 1] == "."
+                                                                  and expr[j - 2] == "dims")):
+                found = True
+        return found
+
+    def local_view(fa: int) -> tuple[dict[str, bool], dict[str, str], set[str]]:
+        name, fb = bodies[fa]
+        plist = fparams.get(fa, [])
+        sh = dict(file_shared)
+        sh.update(local_shared.get(fa, {}))
+        sh.update({plist[i][0]: True for i in shared_params.get(name, ()) if i < len(plist) and plist[i][1]
+                   and plist[i][0]})
+        ptids = {plist[i][0] for i in tid_params.get(name, ()) if i < len(plist) and plist[i][0]}
+        roots: dict[str, str] = {}
+        defs: dict[str, list[list[str]]] = {}   # name -> what each `name = ...` assigns it
+        for k in range(fa + 1, fb):
+            x = w[k]
+            if not _ident(x) or w[k - 1] in (".", "->", "::"):
+                continue
+            n1, n2 = w[k + 1], w[k + 2]
+            if (n1 in ("*", "/", "%", "&", "|", "^") and n2 == "=") or (n1 in ("<", ">") and n2 == n1 and w[k + 3] == "="):
+                defs.setdefault(x, []).append(["/"])   # x *= ..., x >>= ...: not a thread's own index
+            if not (n1 == "=" and n2 != "="):
+                continue
+            e = k + 2
+            depth = 0
+            while e < fb and not (w[e] in (";", ",") and depth == 0):
+                depth += w[e] in _STMT_OPENERS
+                depth -= w[e] in _STMT_CLOSERS
+                if depth < 0:
+                    break
+                e += 1
+            init = w[k + 2:e]
+            defs.setdefault(x, []).append(init)
+            # a declaration `T* p = <shared ...>;` (not `T& r = ...`, nor a volatile one)
+            lo = k
+            while lo > fa + 1 and w[lo - 1] not in (";", "{", "}", ",", "("):
+                lo -= 1
+            decl = w[lo:k]
+            if not decl or not (_ident(decl[-1]) or decl[-1] in ("*", ">")) or decl[-1] in ("return", "case"):
+                continue
+            if x in sh or "thread_local" in decl or "vptr" in decl or "vref" in decl or "&" in decl:
+                continue
+            hit = next((j for j, y in enumerate(init) if y in sh), -1)
+            if hit < 0:
+                continue
+            after = init[hit + 1] if hit + 1 < len(init) else ""
+            if "*" in decl or ("auto" in decl and sh[init[hit]] and after not in ("[", ".", "->")
+                               and not (hit and init[hit - 1] == "*")):
+                sh[x] = True
+                # the same array when it points at its start (`int* p = &s[0];`, `(float*)smem`); a part
+                # of it at an offset (`s + 2 * N`, a row) counts as an array of its own
+                rest = init[hit + 1:]
+                if not any(y in ("+", "-") for y in rest) and (not rest or rest[0] != "[" or rest[:3] == ["[", "0", "]"]):
+                    roots[x] = roots.get(init[hit], init[hit])
+        # a thread's own index: every assignment of it is one (`int t = threadIdx.x;`, `idx = threadIdx.x
+        # - 16;`, `int lane = t & 31;`; not `int warp = t / 32;`), to a fixpoint from all candidates
+        tids = ptids | set(defs)
+        changed = True
+        while changed:
+            changed = False
+            for x, rhss in defs.items():
+                if x in tids and x not in ptids and not all(is_tid(r, tids - {x}) or (is_tid(r, tids) and x in r)
+                                                           for r in rhss):
+                    tids.discard(x)
+                    changed = True
+        return sh, roots, tids
+
+    views = {fa: local_view(fa) for fa in bodies}
+    for _ in range(8):   # to a fixpoint: calls that pass shared pointers / thread indices on
+        changed = False
+        for fa, (name, fb) in bodies.items():
+            sh, _, tids = views[fa]
+            for k in range(fa + 1, fb - 1):
+                g = w[k]
+                if g not in by_name:
+                    continue
+                o = k + 1
+                if w[o] == "<":   # f<64>(s, t)
+                    depth = 0
+                    while o < fb:
+                        depth += (w[o] == "<") - (w[o] == ">")
+                        if depth == 0 or w[o] in (";", "{", "}"):
+                            break
+                        o += 1
+                    o += 1
+                if o >= fb or w[o] != "(":
+                    continue
+                c = _match_fwd(w, o, "(", ")")
+                if c < 0:
+                    continue
+                for i, (a, b) in enumerate(_split_top(w, o + 1, c)):
+                    arg = w[a:b]
+                    if any(x in sh for x in arg) and i not in shared_params.setdefault(g, set()):
+                        shared_params[g].add(i)
+                        changed = True
+                    if is_tid(arg, tids) and i not in tid_params.setdefault(g, set()):
+                        tid_params[g].add(i)
+                        changed = True
+        if not changed:
+            break
+        views = {fa: local_view(fa) for fa in bodies}
+
+    # what each function does through its pointer parameters (_R / _W / _A), and the file-scope shared
+    # arrays it touches, both through its callees too
+    summaries: dict[str, dict[int, int]] = {}
+    effects: dict[str, set[str]] = {}
+    for fa, (name, fb) in bodies.items():
+        effects.setdefault(name, set()).update(x for x in w[fa + 1:fb] if x in file_shared)
+    for _ in range(8):
+        changed = False
+        for fa, (name, fb) in bodies.items():
+            plist = fparams.get(fa, [])
+            ptrs = {p: True for p, is_ptr in plist if is_ptr and p}
+            if not ptrs:
+                continue
+            acc, _ = _accesses(w, fa + 1, fb, ptrs, {}, {}, summaries, set())
+            mine = summaries.setdefault(f"{name}/{len(plist)}", {})
+            for i, (p, _) in enumerate(plist):
+                kind = 0
+                for a in acc:
+                    if a.name == p:
+                        kind |= a.kind
+                if kind and mine.get(i, 0) | kind != mine.get(i, 0):
+                    mine[i] = mine.get(i, 0) | kind
+                    changed = True
+            for x in w[fa + 1:fb]:
+                if x in effects and x != name and not effects[x] <= effects[name]:
+                    effects[name] |= effects[x]
+                    changed = True
+        if not changed:
+            break
+
+    # (position, order, end, text): at one position, the points after the statements that end there
+    # (inner ones first), then the brace that opens a wrapped body, then a split statement
+    edits: list[tuple[int, int, int, str]] = []
+    ticked: set[str] = set()
+
+    def analyse(fa: int, fb: int, name: str) -> None:
+        sh, roots, tids = views[fa]
+        decl_cache: dict[int, tuple[bool, bool]] = {}
+        assigned_at: dict[str, list[int]] = {}   # name -> where the function stores to it
+        for k in range(fa + 1, fb):
+            if _ident(w[k]) and w[k - 1] != "." and _assign_kind(w, k + 1, fb, w[k - 1], w[k - 2]) & _W:
+                assigned_at.setdefault(w[k], []).append(k)
+
+        def in_decl(k: int) -> tuple[bool, bool]:
+            """Whether token k is in a __shared__ declaration; in a declaration with an initialiser."""
+            lo = k
+            while lo > fa + 1 and w[lo - 1] not in (";", "{", "}"):
+                lo -= 1
+                if w[lo] in (")", "]"):
+                    m = _match_back(w, lo, "(" if w[lo] == ")" else "[", w[lo])
+                    if m < 0:
+                        break
+                    lo = m
+            if lo not in decl_cache:
+                hi = lo
+                depth = 0
+                while hi < fb and not (w[hi] in (";", "{", "}") and depth == 0):
+                    if w[hi] in ("(", "["):
+                        depth += 1
+                    elif w[hi] in (")", "]"):
+                        depth -= 1
+                    hi += 1
+                decl_cache[lo] = ("thread_local" in w[lo:hi], _is_decl(w, lo, hi))
+            return decl_cache[lo]
+
+        def info(lo: int, hi: int) -> _StmtInfo:
+            simple = w[lo] not in ("if", "for", "while", "do", "switch", "{") and w[lo + 1] != ":"
+            acc, cov = _accesses(w, lo, hi + 1, sh, roots, effects, summaries, cover)
+            keep = []
+            for a in acc:   # a __shared__ declaration stores nothing; `T* p = &s[k];` neither
+                shared_decl, init_decl = in_decl(a.pos)
+                if not (shared_decl or (init_decl and a.index is None and a.kind == _R | _W)):
+                    keep.append(a)
+            return _StmtInfo(lo, hi, keep, cov, simple)
+
+        def subscripts(index: tuple) -> list[tuple]:
+            out, cur, depth = [], [], 0
+            for t in index:
+                if t in ("[", ".", "->") and depth == 0 and cur:
+                    out.append(tuple(cur))
+                    cur = []
+                depth += t == "["
+                depth -= t == "]"
+                cur.append(t)
+            if cur:
+                out.append(tuple(cur))
+            return out
+
+        def sub_tid(x: tuple) -> bool:
+            return x[0] == "[" and is_tid(list(x[1:-1]), tids)
+
+        def index_tid(index: tuple) -> bool:
+            return any(sub_tid(x) for x in subscripts(index))
+
+        def same_thread(p: _Access, q: _Access, lo: int, hi: int) -> bool:
+            """Whether accesses p and q are to one thread's own slot, row or column: subscripts of one
+            name where those that differ name no thread index, and one that names a thread index is the
+            same in both (`s[tid]` and `s[tid]`, `col[i][idx]` and `col[j][idx]`; not `s[tid]` and
+            `s[tid + 16]`, nor `s[ty][tx]` and `s[ty][tx + 1]`), its names not assigned in w[lo:hi]."""
+            if p.name != q.name or p.index is None or q.index is None:
+                return False
+            ps, qs = subscripts(p.index), subscripts(q.index)
+            if len(ps) != len(qs):
+                return False
+            own = [x for x, y in zip(ps, qs) if x == y and sub_tid(x)]
+            if not own or any(x != y and (sub_tid(x) or sub_tid(y)) for x, y in zip(ps, qs)):
+                return False
+            for t in {t for x in own for t in x if _ident(t)}:
+                at = assigned_at.get(t, ())
+                k = bisect.bisect_left(at, lo)
+                if k < len(at) and at[k] < hi:
+                    return False
+            return True
+
+        def hazard(a: _StmtInfo, b: _StmtInfo, lo: int, hi: int) -> bool:
+            """Whether a thread may store in `a` what another loads in the later `b` (or load in `a` a
+            slot many threads read, which another stores to in `b`) with no barrier or collective
+            between (lo, hi: the tokens from a to b)."""
+            if not (a.stores or b.stores):
+                return False
+            for x in a.roots & b.roots:
+                for p in a.acc:
+                    if p.root != x or (a.covers and max(a.covers) > p.pos):
+                        continue   # (a barrier after it)
+                    for q in b.acc:
+                        if q.root != x or (b.covers and min(b.covers) < q.pos):
+                            continue   # (a barrier before it)
+                        if p.index is None and q.index is None:
+                            continue   # both through helpers / pointers: no sign of another thread's slot
+                        store_load = (p.kind & (_W | _A) and q.kind & _R) or (p.kind & _W and q.kind & _A) \
+                            or (p.kind & _A and q.kind & _W)
+                        # a load, then a store: of a slot many threads read (`A_S[0]`, a scalar), or
+                        # of one a lower thread may then overwrite (`x = s[t - 1]; ... s[t] = y;`; not
+                        # `x = s[t + 1]`: thread order loads that one first anyway)
+                        load_store = p.kind & _R and q.kind & (_W | _A) and p.index is not None and (
+                            not index_tid(p.index) or q.index is None or not _ascending_safe(q.index, p.index))
+                        if (store_load or load_store) and not same_thread(p, q, lo, hi):
+                            return True
+            return False
+
+        def cond_of(s_lo: int) -> tuple[int, int]:
+            j = s_lo + 1 + (w[s_lo + 1] == "constexpr")
+            return j, _match_fwd(w, j, "(", ")")
+
+        def thread_bound(lo: int, hi: int) -> str:
+            """'warp' for a condition that keeps the thread index below a warp (`tid < 32`, `lane < 16`,
+            `threadIdx.x < warpSize`), 'one' for one thread (`tid == 0`), else ''."""
+            if "||" in "".join(w[lo:hi]):
+                return ""
+            for j in range(lo + 1, hi - 1):
+                x, y = w[j], w[j + 1]
+                left, right = w[j - 1], w[j + 2] if j + 2 < hi else ""
+                left_tid = left in tids or (left in ("x", "y", "z") and w[j - 2] == "." and w[j - 3] == ")"
+                                            and w[j - 4] == "tid") or (left == ")" and w[j - 2] == "("
+                                                                       and w[j - 3] in _TID_WORDS)
+                if x == "<" and y != "<" and left_tid:
+                    lit = (y if y != "=" else right).rstrip("uUlL")
+                    lim = 32 if y != "=" else 31
+                    if lit == "warpSize" or (lit.isdigit() and 0 < int(lit) <= lim):
+                        return "warp"
+                if x == "=" and y == "=" and left_tid and right.rstrip("uUlL").isdigit():
+                    return "one"
+            return ""
+
+        def block(lo: int, hi: int, cyclic: bool, header_covers: bool, depth: int, wrap: bool,
+                  restricted: bool) -> None:
+            """The statements w[lo:hi] of a block (a loop body when cyclic; wrap: an unbraced loop body,
+            which gets braces if it needs a point). restricted: inside a loop that synchronises, where
+            only a warp-bounded `if` gets points (after it; inside it, every point)."""
+            stmts = [(lo, hi - 1)] if wrap else _stmt_list(w, lo, hi)
+            if stmts is None:
+                return
+            infos = [info(a, b) for a, b in stmts]
+            n = len(infos)
+            need = []   # (i, k): a point after one of the statements i..k
+            entry: set[int] = set()   # guarded statements that get a point at the start of their body
+            for i in range(n):
+                if not infos[i].acc:
+                    continue
+                if restricted and not (w[infos[i].lo] == "if" and thread_bound(*cond_of(infos[i].lo)) == "warp"):
+                    continue
+                # (the statements after it, then around the loop; at most _STMT_REACH of them: pairs
+                # further apart with no barrier between are left as written, which keeps the analysis
+                # of long straight-line code linear)
+                order = (list(range(i + 1, n)) + (list(range(0, i + 1)) if cyclic else []))[:_STMT_REACH]
+                for pos, j in enumerate(order):
+                    if cyclic and j <= i and pos == n - 1 - i and header_covers:
+                        break   # the loop's own condition / increment synchronises
+                    span = (infos[i].lo, infos[j].hi + 1) if j > i else (lo, hi)
+                    if hazard(infos[i], infos[j], *span):
+                        if j > i and guarded(infos[j]):
+                            # `if (tid == 0) out = s[0];`: the point goes first in its body, where only
+                            # the threads that read pass it (after the threads behind them), not every
+                            # thread of the block; later statements are looked at on their own
+                            entry.add(j)
+                        else:
+                            need.append((i, j - 1 if j > i else n - 1))
+                            break
+                    if infos[j].covers:
+                        break
+            last = -1   # as few points as cover every pair: each as late as its pairs allow
+            for i, k in sorted(need, key=lambda p: p[1]):
+                while k >= i and w[infos[k].lo] in ("return", "break", "continue", "goto"):
+                    k -= 1   # (a point after a jump would never run)
+                if i <= k and last < i:
+                    add_point(infos[k], depth, wrap)
+                    last = k
+            for j in sorted(entry):
+                add_entry_point(infos[j], depth)
+            for s in infos:
+                sub(s, depth + 1, restricted)
+
+        def guarded(s: _StmtInfo) -> bool:
+            """An `if` without else whose condition touches no shared memory (its body can hold a point)."""
+            if w[s.lo] != "if":
+                return False
+            j, c = cond_of(s.lo)
+            e = _stmt_end(w, c + 1, fb)
+            return e == s.hi and not _accesses(w, j, c + 1, sh, roots, effects, summaries, cover)[0]
+
+        def add_entry_point(s: _StmtInfo, depth: int) -> None:
+            _, c = cond_of(s.lo)
+            b, e = c + 1, s.hi
+            if not (user(toks[b][1]) and user(toks[e][1])):
+                return
+            if w[b] == "{":
+                edits.append((toks[b][2], 1500, toks[b][2], f" ::__emu::stmt_tick({_TICK});"))
+            else:
+                edits.append((toks[b][1], 1500, toks[b][1], f"{{ ::__emu::stmt_tick({_TICK}); "))
+                edits.append((toks[e][2], 1000 - depth - 0.5, toks[e][2], " }"))
+            ticked.add(name)
+
+        def add_point(s: _StmtInfo, depth: int, wrap: bool) -> None:
+            end = toks[s.hi]
+            if not user(end[1]) or (wrap and not user(toks[s.lo][1])):
+                return
+            if wrap:
+                edits.append((toks[s.lo][1], 2000 + depth, toks[s.lo][1], "{ "))
+                edits.append((end[2], 1000 - depth, end[2], f" ::__emu::stmt_tick({_TICK}); }}"))
+            else:
+                edits.append((end[2], 1000 - depth, end[2], f" ::__emu::stmt_tick({_TICK});"))
+            ticked.add(name)
+
+        def body(i: int, depth: int, cyclic: bool, header: tuple[int, int], restricted: bool) -> None:
+            """The sub-statement starting at token i: the body of an if or a loop."""
+            e = _stmt_end(w, i, fb)
+            if e < 0:
+                return
+            hcov = False
+            if cyclic:
+                hcov = bool(_accesses(w, header[0], header[1], {}, {}, {}, {}, cover)[1])
+                # a loop that reaches a barrier or a collective, or strides by the block or the grid
+                # (`for (i = threadIdx.x; i < n; i += blockDim.x)`): block-synchronous code
+                parts = _split_top_semis(w, header[0] + 1, header[1] - 1)
+                step = w[parts[2][0]:parts[2][1]] if len(parts) == 3 else []
+                strided = any((step[m] == "dims" and step[m + 1] == "." and step[m + 2] in ("bdim", "gdim")) or
+                              (step[m] in ("size", "num_threads") and step[m + 1] == "(") for m in range(len(step) - 2))
+                restricted = restricted or hcov or strided or bool(_accesses(w, i, e + 1, {}, {}, {}, {}, cover)[1])
+            if w[i] == "{":
+                block(i + 1, e, cyclic, hcov, depth, False, restricted)
+            elif cyclic and w[i] != ";":
+                block(i, e + 1, True, hcov, depth, True, restricted)
+            else:
+                sub(info(i, e), depth, restricted)
+
+        def sub(s: _StmtInfo, depth: int, restricted: bool) -> None:
+            t = w[s.lo]
+            if _ident(t) and w[s.lo + 1] == ":" and t not in ("case", "default"):   # label: statement
+                sub(info(s.lo + 2, s.hi), depth, restricted)
+            elif t == "{":
+                block(s.lo + 1, s.hi, False, False, depth, False, restricted)
+            elif t == "if":
+                j, c = cond_of(s.lo)
+                bound = thread_bound(j, c)
+                if bound == "one":
+                    return   # one thread: nothing to converge
+                inner = restricted and bound != "warp"
+                e = _stmt_end(w, c + 1, fb)
+                body(c + 1, depth, False, (0, 0), inner)
+                if e >= 0 and e + 1 <= s.hi and w[e + 1] == "else":
+                    body(e + 2, depth, False, (0, 0), restricted)
+            elif t in ("for", "while"):
+                c = _match_fwd(w, s.lo + 1, "(", ")")
+                body(c + 1, depth, True, (s.lo + 1, c + 1), restricted)
+            elif t == "do":
+                e = _stmt_end(w, s.lo + 1, fb)
+                body(s.lo + 1, depth, True, (e + 1, s.hi + 1), restricted)
+            elif s.simple and split and not restricted:
+                split_stmt(s)
+
+        def split_stmt(s: _StmtInfo) -> None:
+            """`s[i] op= <loads of s[j]>;` with j neither i nor above it: its loads, a point, its store."""
+            lo, hi = s.lo, s.hi
+            x = w[lo]
+            if x not in sh or w[hi] != ";":
+                return
+            stores = [a for a in s.acc if a.kind & (_W | _A)]
+            if len(stores) != 1 or stores[0].pos != lo or stores[0].kind & _A or not stores[0].index:
+                return
+            wi = stores[0].index
+            root = stores[0].root
+            loads = [a for a in s.acc if a.root == root and a.pos != lo]
+            if all(a.name == x and a.index is not None and (_ascending_safe(wi, a.index) or
+                                                            same_thread(stores[0], a, lo, hi + 1)) for a in loads):
+                return
+            if any(t in ("vptr", "vref", "vptr_cast") for t in w[lo:hi]):
+                return
+            j = lo + 1 + len(wi)          # the operator
+            if w[j] == "=":
+                op, rhs = "=", j + 1
+            elif w[j] in _COMPOUND_ASSIGN and w[j + 1] == "=":
+                op, rhs = w[j] + "=", j + 2
+            elif w[j] in ("<", ">") and w[j + 1] == w[j] and w[j + 2] == "=":
+                op, rhs = w[j] * 2 + "=", j + 3
+            else:
+                return
+            if rhs >= hi or w[rhs] == "{" or len(_split_top(w, rhs, hi)) != 1:
+                return
+            a0, a1 = toks[lo][1], toks[hi][2]
+            if not (user(a0) and user(toks[hi][1])) or \
+                    bisect.bisect_right(starts, a0) != bisect.bisect_right(starts, toks[hi][1]):
+                return
+            lhs_t = region[a0:toks[j][1]]
+            rhs_t = region[toks[rhs][1]:toks[hi][1]]
+            if op == "=":
+                new = (f"{{ auto&& __emu_r = ({lhs_t}); auto __emu_v = ({rhs_t}); ::__emu::stmt_tick({_TICK}); "
+                       f"__emu_r = static_cast<decltype(__emu_v)&&>(__emu_v); }}")
+            else:
+                new = (f"{{ auto&& __emu_r = ({lhs_t}); auto __emu_v = __emu_r; __emu_v {op} ({rhs_t}); "
+                       f"::__emu::stmt_tick({_TICK}); __emu_r = static_cast<decltype(__emu_v)&&>(__emu_v); }}")
+            edits.append((a0, 3000, a1, new))
+            ticked.add(name)
+
+        try:
+            block(fa + 1, fb, False, False, 0, False, False)
+        except RecursionError:
+            pass
+
+    for fa, (name, fb) in sorted(bodies.items()):
+        if any(x in views[fa][0] for x in w[fa + 1:fb]):
+            analyse(fa, fb, name)
+    if not edits:
+        return text, set()
+    out, last, n = [], 0, 0
+    for pos, _, end, ins in sorted(edits, key=lambda e: (e[0], e[1])):
+        if pos < last:
+            continue   # inside a split statement (cannot happen: it holds no statement)
+        out.append(region[last:pos])
+        while _TICK in ins:
+            n += 1
+            ins = ins.replace(_TICK, str(n), 1)
+        out.append(ins)
+        last = max(last, end)
+    out.append(region[last:])
+    return text[:base] + "".join(out) + text[stop:], ticked
 
 _TOKEN_RE = re.compile(
     r'(?:u8|[uUL])?R"([^()\\\s]{0,16})\([\s\S]*?\)\1"'    # a raw string literal, newlines and all
@@ -2027,13 +2973,26 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             return [_rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
                 _rewrite_shared_alignas(_rewrite_shifts(t) if shifts else t))))) for t in asm_done]
 
-        def assemble(user: list[str]) -> list[str]:
-            """The preprocessed text with its user segments replaced by `user`."""
+        def assemble(user: list[str], split: bool = True) -> list[str]:
+            """The preprocessed text with its user segments replaced by `user` (split: statements like
+            `s[t] += s[t - 1]` may be split, see _rewrite_warp_statements)."""
             out, last = [], 0
             for (a, b), t in zip(segs, user):
                 out += [pre_text[last:a], t]
                 last = b
             out.append(pre_text[last:])
+            if implicit_warp_sync:
+                # (functions that get statement convergence points switch threads: they run on fibers)
+                try:
+                    text, ticked = _rewrite_warp_statements("".join(out), cover, split)
+                except Exception as e:   # a bug of the analysis: the source as before, and a word on it
+                    if os.environ.get("ACLNN_PY_STRICT", "") not in ("", "0"):
+                        raise
+                    sys.stderr.write(f"aclnn-py emulator: warning: {fname}: no statement convergence points "
+                                     f"(internal error {type(e).__name__}: {e}; please report it)\n")
+                    text, ticked = "".join(out), set()
+                stmt_funcs.update(ticked)
+                out = [text]
             if warp_funcs:   # (their loops switch lanes: they run on fibers)
                 out = [_rewrite_warp_loops("".join(out), warp_funcs)]
             return out
@@ -2041,12 +3000,19 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         user_text = rewritten(shifts=True)
         scan = _Scan("\n".join(user_text))   # (the shift calls the rewrite adds are not sync primitives)
         warp_funcs: set[str] = set()
-        if _EXPLICIT_WARP_SYNC not in scan.toks:
+        stmt_funcs: set[str] = set()
+        cub = _CUB_INCLUDED_RE.search(pre_text)
+        implicit_warp_sync = _EXPLICIT_WARP_SYNC not in scan.toks
+        if implicit_warp_sync:
             warp = scan.tainted(_WARP_PRIMITIVES, record=False)
             warp_funcs = {name for name in scan.defs if name in warp}   # the user's own (a `reduce` too)
+            # what synchronises threads, for the statement convergence points: barriers, collectives
+            # and the user's functions that reach one
+            cover = scan.tainted((_SYNC_PRIMITIVES - _STMT_COVER_EXCLUDE) | (_CUB_COLLECTIVES if cub else frozenset()),
+                                 record=False)
         pieces = assemble(user_text)
-        seeds = _SYNC_PRIMITIVES | warp_funcs
-        if _CUB_INCLUDED_RE.search(pre_text):
+        seeds = _SYNC_PRIMITIVES | warp_funcs | stmt_funcs
+        if cub:
             seeds |= _CUB_COLLECTIVES
         tainted = scan.tainted(seeds)
         table: list[dict] = []
@@ -2122,9 +3088,10 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             f.write("".join(pieces))
             f.write("\n".join(reg) + "\n")
         r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
-        if r.returncode != 0 and (plain := assemble(rewritten(shifts=False))) != pieces:
-            # the shift rewrite met code it got wrong (or the source has an error of its own): build the
-            # text as written; its shifts keep the -fsanitize=shift-exponent check
+        if r.returncode != 0 and (plain := assemble(rewritten(shifts=False), split=False)) != pieces:
+            # the shift rewrite or a split statement met code it got wrong (or the source has an error of
+            # its own): build the text as written (its shifts keep the -fsanitize=shift-exponent check),
+            # with the statement convergence points but no statement split
             pieces = plain
             with open(ii, "w") as f:
                 f.write("".join(pieces))

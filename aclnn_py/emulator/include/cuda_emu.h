@@ -312,6 +312,10 @@ struct Fiber {
     bool parked = false;  // suspended at the top of its loop: can start a new CUDA thread
     unsigned char cop = 0;
     int carg = 0;
+    // where the thread last passed a statement convergence point (stmt_tick): (pass << 32) | point
+    // number; 0 after a barrier and at the thread's start (see stmt_tick). On the cache line of
+    // `state`, which a barrier's release writes too.
+    uint64_t tick = 0;
     uint64_t cval = 0, cres = 0;
     uint64_t gwait = 0;  // the grid-barrier generation it waits on (state ST_GRID)
     const char* cfile = nullptr;
@@ -352,6 +356,11 @@ struct Executor {  // per OS thread (and per module): fibers, stacks, block stat
     unsigned grid_waiting = 0;  // threads of this block waiting in grid.sync()
     unsigned char* dsmem = nullptr;
     size_t dsmem_len = 0;
+    // statement convergence points (stmt_tick): bumped whenever a waiting thread becomes runnable; the
+    // last full check found no runnable thread behind (go_key, go_next - 1) while ready_gen was go_gen.
+    // (Last: in front of dsmem they made a kernel with barriers and no such point 8% slower.)
+    uint64_t ready_gen = 0, go_gen = ~0ull, go_key = 0;
+    unsigned go_next = ~0u;
     ~Executor();
 };
 
@@ -585,11 +594,13 @@ static inline void release_barrier(Executor& ex) {
         default: break;
     }
     ex.bar_result = res;
+    ex.ready_gen++;
     Fiber* fb = ex.fibers;
     for (unsigned i = 0, n = ex.nthreads; i < n; ++i)
         if (fb[i].state == ST_BAR) {
             fb[i].state = ST_READY;
             fb[i].bar_res = res;
+            fb[i].tick = 0;  // the block is together again: statement convergence points count afresh
         }
     ex.bar_count = 0;
     ex.bar_acc = 0;
@@ -741,6 +752,7 @@ static void complete_group(Executor& ex, const Group& g, unsigned base) {
         fi.cres = r;
         if (fi.state == ST_WARP) fi.state = ST_READY;
     }
+    ex.ready_gen++;
 }
 
 static inline int64_t now_ns() {
@@ -936,11 +948,13 @@ static unsigned activemask_impl(const char* file, int line) {
                 o.cop = 1;
                 o.state = ST_READY;
             }
+            ex.ready_gen++;
             break;
         }
         ctx_swap(&f->ctx, &ex.sched);  // ST_AMASK fibers are resumed by the scheduler to re-check
     }
     f->state = ST_READY;
+    ex.ready_gen++;
     f->cop = 0;
     return static_cast<unsigned>(f->cres);
 }
@@ -989,8 +1003,12 @@ static void join_helpers(Launch& L) {
 // block that has nothing else to run lets a block that has not started run on an OS thread of its
 // own; a wait that nothing can end is a livelock report, as for __nanosleep.
 static inline bool spin_tick() {
-    if (Fiber* f = tls.cur)
+    if (Fiber* f = tls.cur) {
+        // a spinning thread is no longer behind at a statement convergence point (stmt_tick): the
+        // threads there must not wait for it, it may wait for them
+        f->tick = ~0ull;
         if ((f->spin & 255u) == 255u) help_pending_blocks(f, *tls.ex);
+    }
     nanosleep_impl(nullptr, 0, "a spin-wait (a loop whose condition polls with atomic*())");
     return true;
 }
@@ -1161,6 +1179,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
         f.state = ST_READY;
         f.spin = 0;
         f.spin_t0 = 0;
+        f.tick = 0;
     }
     const unsigned nw = (N + 31) / 32;
     for (unsigned wi = 0; wi < nw; ++wi) {
@@ -1176,6 +1195,8 @@ static void run_block_fibers(Executor& ex, Launch& L) {
     ex.bar_count = 0;
     ex.bar_acc = 0;
     ex.aborted = false;
+    ex.ready_gen++;
+    ex.go_next = ~0u;
     for (;;) {
         bool progressed = false;
         for (unsigned i = 0; i < N; ++i) {
@@ -1421,6 +1442,7 @@ static inline void grid_wake_block(Executor& ex) {
         if (ex.fibers[i].state == ST_GRID && ex.fibers[i].gwait != now) {  // released, not a later sync
             ex.fibers[i].state = ST_READY;
             ex.grid_waiting--;  // counted here: a __syncthreads right after the grid sync must not see them
+            ex.ready_gen++;
         }
 }
 
@@ -1477,12 +1499,14 @@ static void grid_sync_impl(const char* file, int line) {
         if (L.failed.load(std::memory_order_relaxed)) {
             if (f->state == ST_GRID) ex.grid_waiting--;
             f->state = ST_READY;
+            ex.ready_gen++;
             fail("stopped at grid.sync() (%s:%d): another block of the cooperative launch failed", base_name(file), line);
         }
         if (others) ctx_swap(&f->ctx, &ex.sched);
     }
     if (f->state == ST_GRID) ex.grid_waiting--;  // else a sibling woke it (and counted it)
     f->state = ST_READY;
+    ex.ready_gen++;
     grid_wake_block(ex);
 }
 
@@ -1822,6 +1846,66 @@ static inline void lockstep() {
 constexpr bool loop_tick() {
     if (!std::is_constant_evaluated()) lockstep();
     return true;
+}
+
+// A statement convergence point: the loader puts one between two statements of user code where a
+// thread may store to shared memory what another loads in the later one (or load a slot another
+// stores to in the later one) with no barrier or collective between, and between the loads and the
+// store of a statement like `s[t] += s[t - 1]` (see _rewrite_warp_statements in compiler.py).
+// Warp-synchronous code written without volatile or __syncwarp (the unrolled `if (tid < 32)
+// { s[tid] += s[tid + 32]; s[tid] += s[tid + 16]; ... }` tail, `s[lane] = v; w = s[lane ^ 1];`)
+// relies on a converged warp running each statement for all its lanes before the next; run one lane
+// after the other, lane 0 would read its neighbours' slots before they were written: a different
+// number, silently. Each point has a number, increasing in source order; a thread that reaches point
+// n waits (stays runnable, hands the CPU over) while any runnable thread of its block is behind it:
+// at a smaller (pass, number), or at the same one with a smaller index. So the threads go through
+// such a region statement by statement, in thread order (a statement's loads of slots that higher
+// threads overwrite come first, as on a GPU), the threads of all warps side by side (PMPP's
+// merge_tiled_kernel reads a slot after a barrier that a lower thread overwrites a few statements
+// later), and threads that skip a guarded statement wait at the next point for the others (they
+// reconverge, as a warp does after a branch). A point numbered at or below the thread's last one
+// starts a new pass (a loop's next iteration, a helper called again); a barrier starts afresh. It
+// never blocks (it only chooses who runs next), so it cannot deadlock a correct program, and any
+// such schedule is one a GPU may run. Cost: a context switch per point per thread.
+static inline void stmt_converge(unsigned n) {
+    Fiber* f = tls.cur;
+    if (!f) return;
+    uint64_t pass = f->tick == ~0ull ? 0 : f->tick >> 32;   // (~0: it spun since, see spin_tick)
+    if (f->tick != ~0ull && n <= static_cast<uint32_t>(f->tick)) ++pass;
+    const uint64_t key = (pass << 32) | n;
+    f->tick = key;
+    Executor& ex = *tls.ex;
+    const unsigned N = ex.nthreads, me = f->linear;
+    for (;;) {
+        // the thread before this one passed this point after a full check, and no waiting thread has
+        // become runnable since: none is behind this one either (threads at this point pass in index
+        // order without each scanning the block again: a block's exit after a point was quadratic)
+        if (ex.go_next == me && ex.go_key == key && ex.go_gen == ex.ready_gen) {
+            ex.go_next = me + 1;
+            return;
+        }
+        Fiber* next = nullptr;
+        for (unsigned k = 1; k < N; ++k) {  // round robin from the next thread: usually it is the one behind
+            unsigned j = me + k;
+            if (j >= N) j -= N;
+            const Fiber& o = ex.fibers[j];
+            if (o.state == ST_READY && (o.tick < key || (o.tick == key && j < me))) {
+                next = &ex.fibers[j];
+                break;
+            }
+        }
+        if (!next) {
+            ex.go_key = key;
+            ex.go_next = me + 1;
+            ex.go_gen = ex.ready_gen;
+            return;
+        }
+        switch_to(f, *next);
+    }
+}
+// (nothing at compile time: a constexpr helper that got one still is one)
+constexpr void stmt_tick(unsigned n) {
+    if (!std::is_constant_evaluated()) stmt_converge(n);
 }
 
 template <class T> struct vptr;
