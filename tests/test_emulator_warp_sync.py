@@ -468,3 +468,38 @@ extern "C" __global__ void reads_then_reuse(const int* src, int* out) {
     assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
     want = np.tile(src[0] * 1000 + src[1] + src[2:2 + threads], 2)
     np.testing.assert_array_equal(d.down(po, 2 * threads, np.int32), want)
+
+
+def test_a_module_the_points_break_is_built_without_them(d, monkeypatch, capfd, tmp_path):
+    """A point the analysis put where g++ takes no statement must not turn valid CUDA into a compile
+    error: the module is built as before the points, with a warning. Simulated by an analysis that
+    returns text g++ rejects."""
+    real = C._rewrite_warp_statements
+
+    def broken(text, cover, split=True):
+        out, ticked = real(text, cover, split)
+        assert ticked, "the kernel below gets points"
+        return out + "\nint __emu_bad_point = ;\n", ticked
+    monkeypatch.setattr(C, "_rewrite_warp_statements", broken)
+    monkeypatch.setenv("ACLNN_PY_CACHE_DIR", str(tmp_path))   # built here, not found in the cache
+    code = r"""
+extern "C" __global__ void tail(const float* x, float* out) {
+    __shared__ float s[64];
+    const unsigned t = threadIdx.x;
+    s[t] = x[t];
+    __syncthreads();
+    if (t < 32) { s[t] += s[t + 32]; s[t] += s[t + 16]; s[t] += s[t + 8]; }
+    if (t == 0) out[0] = s[0];
+}
+"""
+    mod = A.RawModule(code=code)
+    fn = mod.get_function("tail")
+    err = capfd.readouterr().err
+    assert "built without statement convergence points" in err, err
+    x = np.arange(64, dtype=np.float32)
+    po = d.zeros(1, np.float32)
+    fn((1,), (64,), (d.up(x), po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    # (without the points the tail's result depends on the emulator's thread order, as on a GPU with
+    # independent thread scheduling: only that the module runs is checked here)
+    assert np.isfinite(d.down(po, 1, np.float32)[0])

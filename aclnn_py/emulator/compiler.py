@@ -2975,15 +2975,16 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             return [_rewrite_spin_loops(_rewrite_unroll(_rewrite_volatile(_rewrite_extern_shared(
                 _rewrite_shared_alignas(_rewrite_shifts(t) if shifts else t))))) for t in asm_done]
 
-        def assemble(user: list[str], split: bool = True) -> list[str]:
+        def assemble(user: list[str], split: bool = True, points: bool = True) -> list[str]:
             """The preprocessed text with its user segments replaced by `user` (split: statements like
-            `s[t] += s[t - 1]` may be split, see _rewrite_warp_statements)."""
+            `s[t] += s[t - 1]` may be split; points: statement convergence points at all; see
+            _rewrite_warp_statements)."""
             out, last = [], 0
             for (a, b), t in zip(segs, user):
                 out += [pre_text[last:a], t]
                 last = b
             out.append(pre_text[last:])
-            if implicit_warp_sync:
+            if implicit_warp_sync and points:
                 # (functions that get statement convergence points switch threads: they run on fibers)
                 try:
                     text, ticked = _rewrite_warp_statements("".join(out), cover, split)
@@ -3099,6 +3100,19 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
                 f.write("".join(pieces))
                 f.write("\n".join(reg) + "\n")
             r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+        if r.returncode != 0 and stmt_funcs and (plain := assemble(rewritten(shifts=False), split=False,
+                                                                   points=False)) != pieces:
+            # a statement convergence point the analysis put where g++ does not take a statement: the
+            # module as before the points (a compile error of valid CUDA would be worse than the race
+            # they emulate), said on stderr when that builds (else the source has an error of its own)
+            pieces = plain
+            with open(ii, "w") as f:
+                f.write("".join(pieces))
+                f.write("\n".join(reg) + "\n")
+            r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+            if r.returncode == 0:
+                sys.stderr.write(f"aclnn-py emulator: warning: {fname}: built without statement convergence "
+                                 "points (the module did not compile with them; please report it)\n")
         if r.returncode != 0 and _FORCEINLINE in "".join(pieces) and "always_inline" in r.stderr:
             # CUDA's __forceinline__ is a strong request that nvcc may decline (a recursive function:
             # a warning, then a call); g++ refuses to build what it cannot inline. Build again with
