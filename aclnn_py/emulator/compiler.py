@@ -3087,29 +3087,28 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             "    if (k < 0 || k >= __emu_glue::count) return nullptr;\n"
             "    *size = __emu_glue::descs[k].var_size;\n    return __emu_glue::descs[k].var;\n}"
         )
-        with open(ii, "w") as f:
-            f.write("".join(pieces))
-            f.write("\n".join(reg) + "\n")
-        r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+
+        def build(text: str):
+            """g++ on the module's text with the glue appended."""
+            with open(ii, "w") as f:
+                f.write(text)
+                f.write("\n".join(reg) + "\n")
+            return _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+
+        r = build("".join(pieces))
         if r.returncode != 0 and (plain := assemble(rewritten(shifts=False), split=False)) != pieces:
             # the shift rewrite or a split statement met code it got wrong (or the source has an error of
             # its own): build the text as written (its shifts keep the -fsanitize=shift-exponent check),
             # with the statement convergence points but no statement split
             pieces = plain
-            with open(ii, "w") as f:
-                f.write("".join(pieces))
-                f.write("\n".join(reg) + "\n")
-            r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+            r = build("".join(pieces))
         if r.returncode != 0 and stmt_funcs and (plain := assemble(rewritten(shifts=False), split=False,
                                                                    points=False)) != pieces:
             # a statement convergence point the analysis put where g++ does not take a statement: the
             # module as before the points (a compile error of valid CUDA would be worse than the race
             # they emulate), said on stderr when that builds (else the source has an error of its own)
             pieces = plain
-            with open(ii, "w") as f:
-                f.write("".join(pieces))
-                f.write("\n".join(reg) + "\n")
-            r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+            r = build("".join(pieces))
             if r.returncode == 0:
                 sys.stderr.write(f"aclnn-py emulator: warning: {fname}: built without statement convergence "
                                  "points (the module did not compile with them; please report it)\n")
@@ -3117,10 +3116,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
             # CUDA's __forceinline__ is a strong request that nvcc may decline (a recursive function:
             # a warning, then a call); g++ refuses to build what it cannot inline. Build again with
             # __forceinline__ as a plain inline.
-            with open(ii, "w") as f:
-                f.write("".join(pieces).replace(_FORCEINLINE, "__inline__"))
-                f.write("\n".join(reg) + "\n")
-            r = _run([cxx, *flags, "-shared", ii, "-o", tmp_so, *_LINK_FLAGS], "compilation")
+            r = build("".join(pieces).replace(_FORCEINLINE, "__inline__"))
         if r.returncode != 0:
             log = _unfinished_source(r.stderr, code, fname) or r.stderr[-30000:]
             raise CompileException(f"g++ could not compile {fname} for the emulator:\n" + _explain(log, code))
