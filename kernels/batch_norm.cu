@@ -304,6 +304,30 @@ __device__ __forceinline__ void with_ncx_width(long long S, const void* a, const
   body(VecWidth<0>{});
 }
 
+// Channels per access in the host's elementwise whole-rows walks (see nxc_rows): for bf16 one 16-byte
+// vector of 8 channels. With the GPU layout's 4 channels (8-byte vectors) g++ kept the group's bf16
+// conversions and math scalar: NHWC apply 1.60 -> 0.98 ms, backward elementwise 2.21 -> 1.10 ms on
+// 8x64x56x56 (one emulator thread). __half keeps 4: its F16C pair conversions stay scalar either way,
+// and 8 measured no better (apply -5 %, backward elementwise +3-8 %); the statistics' whole-rows walk
+// keeps 4 for both (8 measured the same). with_row_group runs body(VecWidth<G>{}) with G = kRowCPT<T>
+// where C and every pointer allow its vectors, else G = kCPT.
+template <typename T> struct RowCPT { static constexpr int value = kCPT; };
+template <> struct RowCPT<__nv_bfloat16> { static constexpr int value = 8; };
+template <typename T>
+constexpr int kRowCPT = RowCPT<T>::value;
+
+template <typename T, bool VEC, typename Body>
+__device__ __forceinline__ void with_row_group(long long C, const void* a, const void* b, const void* c,
+                                               const void* d, Body&& body) {
+  if constexpr (VEC && kRowCPT<T> != kCPT) {
+    if (C % kRowCPT<T> == 0 && all_aligned(16, a, b, c, d)) {
+      body(VecWidth<kRowCPT<T>>{});
+      return;
+    }
+  }
+  body(VecWidth<kCPT>{});
+}
+
 __device__ __forceinline__ int lane_id() {
   return static_cast<int>((threadIdx.x + blockDim.x * threadIdx.y) & 31u);
 }
@@ -453,33 +477,35 @@ __device__ __forceinline__ void ncx_write_bits(unsigned* __restrict__ mrow, long
 // ------------------------------------------------------------------------------------------------
 // NXC I/O: 4 consecutive channels c0..c0+3 of one row. VEC: C % 4 == 0 and 4*sizeof(T) alignment.
 // ------------------------------------------------------------------------------------------------
-template <typename T, bool VEC>
+// G channels (G = kCPT, or kRowCPT<T> in the host's whole-rows walks); VEC: G * sizeof(T) alignment.
+template <typename T, bool VEC, int G = kCPT>
 __device__ __forceinline__ void nxc_load(const T* __restrict__ base, long long at, long long cleft,
-                                         acc_t<T> (&f)[kCPT]) {
+                                         acc_t<T> (&f)[G]) {
   if constexpr (VEC) {
-    ld_vec<kCPT>(base, at, f);
+    ld_vec<G>(base, at, f);
   } else {
 #pragma unroll
-    for (int k = 0; k < kCPT; ++k) f[k] = (k < cleft) ? ld(base[at + k]) : acc_t<T>(0);
+    for (int k = 0; k < G; ++k) f[k] = (k < cleft) ? ld(base[at + k]) : acc_t<T>(0);
   }
 }
 
-template <typename T, bool VEC>
+template <typename T, bool VEC, int G = kCPT>
 __device__ __forceinline__ void nxc_store(T* __restrict__ base, long long at, long long cleft,
-                                          const acc_t<T> (&f)[kCPT]) {
+                                          const acc_t<T> (&f)[G]) {
   if constexpr (VEC) {
-    st_vec<kCPT>(base, at, f);
+    st_vec<G>(base, at, f);
   } else {
 #pragma unroll
-    for (int k = 0; k < kCPT; ++k)
+    for (int k = 0; k < G; ++k)
       if (k < cleft) base[at + k] = st<T>(f[k]);
   }
 }
 
-// Mask nibble of channels c0..c0+3 (c0 % 4 == 0, so one word holds all four).
+// Mask bits of channels c0..c0+G-1 (c0 % G == 0 and G divides 32, so one word holds all of them).
+template <int G = kCPT>
 __device__ __forceinline__ unsigned nxc_read_bits(const unsigned* __restrict__ mask, long long r, long long W,
                                                   long long c0) {
-  return (mask[r * W + (c0 >> 5)] >> (c0 & 31)) & 0xfu;
+  return (mask[r * W + (c0 >> 5)] >> (c0 & 31)) & ((1u << G) - 1u);
 }
 
 // All 32 lanes must call. Lanes of a row group share a word per 8 lanes (or per cx lanes if cx < 8).
@@ -1113,10 +1139,10 @@ __device__ __forceinline__ NxcRows nxc_rows(long long R, int cy, int yi) {
 // 0.62-0.94 -> 0.34-0.47 on 8x64x56x56 and 32x256x14x14). Coefficients of channels cg..cg+3 (0 past
 // C), per group: they stay in L1; with VEC (C % 4 == 0) loaded unconditionally, which g++ needs to
 // vectorise the group (a conditional load per channel kept it scalar and no faster than before).
-template <bool VEC, typename A>
-__device__ __forceinline__ void nxc_coefs(const A* __restrict__ c, long long cg, long long C, A (&o)[kCPT]) {
+template <bool VEC, int G = kCPT, typename A>
+__device__ __forceinline__ void nxc_coefs(const A* __restrict__ c, long long cg, long long C, A (&o)[G]) {
 #pragma unroll
-  for (int k = 0; k < kCPT; ++k) o[k] = VEC || k < C - cg ? c[cg + k] : A(0);  // VEC: C % 4 == 0
+  for (int k = 0; k < G; ++k) o[k] = VEC || k < C - cg ? c[cg + k] : A(0);  // VEC: C % G == 0
 }
 
 template <typename T, bool VEC, bool FUSED>
@@ -1133,18 +1159,22 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
   const long long cstep = static_cast<long long>(kCPT) * cx * gridDim.x;
   if constexpr (!FUSED) {
     if (cstep < C) {  // several channel groups per thread (the host's plan): whole rows, see nxc_rows
-      const NxcRows rows = nxc_rows(N * S, cy, yi);
-      for (long long r = rows.begin; r < rows.end; ++r)
-        for (long long cg = c0; cg < C; cg += cstep) {
-          A f[kCPT], mm[kCPT], ss[kCPT], hh[kCPT];
-          nxc_coefs<VEC>(mean_f, cg, C, mm);
-          nxc_coefs<VEC>(scale_f, cg, C, ss);
-          nxc_coefs<VEC>(shift_f, cg, C, hh);
-          nxc_load<T, VEC>(x, r * C + cg, C - cg, f);
+      with_row_group<T, VEC>(C, x, y, nullptr, nullptr, [&](auto gw) {
+        constexpr int G = decltype(gw)::value;
+        const long long gstep = static_cast<long long>(G) * cx * gridDim.x;
+        const NxcRows rows = nxc_rows(N * S, cy, yi);
+        for (long long r = rows.begin; r < rows.end; ++r)
+          for (long long cg = c0 / kCPT * G; cg < C; cg += gstep) {
+            A f[G], mm[G], ss[G], hh[G];
+            nxc_coefs<VEC, G>(mean_f, cg, C, mm);
+            nxc_coefs<VEC, G>(scale_f, cg, C, ss);
+            nxc_coefs<VEC, G>(shift_f, cg, C, hh);
+            nxc_load<T, VEC, G>(x, r * C + cg, C - cg, f);
 #pragma unroll
-          for (int k = 0; k < kCPT; ++k) f[k] = (f[k] - mm[k]) * ss[k] + hh[k];
-          nxc_store<T, VEC>(y, r * C + cg, C - cg, f);
-        }
+            for (int k = 0; k < G; ++k) f[k] = (f[k] - mm[k]) * ss[k] + hh[k];
+            nxc_store<T, VEC, G>(y, r * C + cg, C - cg, f);
+          }
+      });
       return;
     }
   } else if (cstep == kCPT && C > kCPT) {
@@ -1153,33 +1183,36 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
     // (a warp collective per row: on the emulator a fiber switch per lane per row, 20-30 ms of
     // BatchNormActivation's apply on 8x64x56x56).
     const long long W = (C + 31) / 32;
-    const NxcRows rows = nxc_rows(N * S, cy, yi);
-    for (long long r = rows.begin; r < rows.end; ++r) {
-      unsigned word = 0u;
-      for (long long cg = 0; cg < C; cg += kCPT) {
-        A f[kCPT], zf[kCPT], mm[kCPT], ss[kCPT], hh[kCPT];
-        nxc_coefs<VEC>(mean_f, cg, C, mm);
-        nxc_coefs<VEC>(scale_f, cg, C, ss);
-        nxc_coefs<VEC>(shift_f, cg, C, hh);
-        nxc_load<T, VEC>(x, r * C + cg, C - cg, f);
-        if (z) nxc_load<T, VEC>(z, r * C + cg, C - cg, zf);
-        unsigned nib = 0u;
+    with_row_group<T, VEC>(C, x, y, z, nullptr, [&](auto gw) {
+      constexpr int G = decltype(gw)::value;
+      const NxcRows rows = nxc_rows(N * S, cy, yi);
+      for (long long r = rows.begin; r < rows.end; ++r) {
+        unsigned word = 0u;
+        for (long long cg = 0; cg < C; cg += G) {
+          A f[G], zf[G], mm[G], ss[G], hh[G];
+          nxc_coefs<VEC, G>(mean_f, cg, C, mm);
+          nxc_coefs<VEC, G>(scale_f, cg, C, ss);
+          nxc_coefs<VEC, G>(shift_f, cg, C, hh);
+          nxc_load<T, VEC, G>(x, r * C + cg, C - cg, f);
+          if (z) nxc_load<T, VEC, G>(z, r * C + cg, C - cg, zf);
+          unsigned bits = 0u;
 #pragma unroll
-        for (int k = 0; k < kCPT; ++k) {
-          A v = (f[k] - mm[k]) * ss[k] + hh[k];
-          if (z) v += zf[k];
-          bool pass;
-          f[k] = act_fwd(v, act, ceiling, pass);
-          nib |= static_cast<unsigned>(pass & (k < C - cg)) << k;  // branch-free: data-dependent bits
-        }
-        nxc_store<T, VEC>(y, r * C + cg, C - cg, f);
-        word |= nib << (cg & 31);
-        if (mask && ((cg & 31) == 32 - kCPT || cg + kCPT >= C)) {
-          mask[r * W + (cg >> 5)] = word;  // padding bits past C stay 0
-          word = 0u;
+          for (int k = 0; k < G; ++k) {
+            A v = (f[k] - mm[k]) * ss[k] + hh[k];
+            if (z) v += zf[k];
+            bool pass;
+            f[k] = act_fwd(v, act, ceiling, pass);
+            bits |= static_cast<unsigned>(pass & (k < C - cg)) << k;  // branch-free: data-dependent bits
+          }
+          nxc_store<T, VEC, G>(y, r * C + cg, C - cg, f);
+          word |= bits << (cg & 31);
+          if (mask && ((cg & 31) == 32 - G || cg + G >= C)) {
+            mask[r * W + (cg >> 5)] = word;  // padding bits past C stay 0
+            word = 0u;
+          }
         }
       }
-    }
+    });
     return;
   }
   const long long cleft = C - c0;
@@ -1598,35 +1631,40 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
   const long long cstep = static_cast<long long>(kCPT) * cx * gridDim.x;
   if (cstep < C) {  // several channel groups per thread (the host's plan): whole rows, see nxc_rows
     const long long W = (C + 31) / 32;
-    const NxcRows rows = nxc_rows(N * S, cy, yi);
-    for (long long r = rows.begin; r < rows.end; ++r)
-      for (long long cg = c0; cg < C; cg += cstep) {
-        A d[kCPT], v[kCPT], gq[kCPT];
-        nxc_coefs<VEC>(g_f, cg, C, gq);
-        nxc_load<T, VEC>(dy, r * C + cg, C - cg, d);
-        if constexpr (MODE == 0) {
+    const T* xx = MODE == 0 ? nullptr : x;
+    with_row_group<T, VEC>(C, dy, xx, dx, dz, [&](auto gw) {
+      constexpr int G = decltype(gw)::value;
+      const long long gstep = static_cast<long long>(G) * cx * gridDim.x;
+      const NxcRows rows = nxc_rows(N * S, cy, yi);
+      for (long long r = rows.begin; r < rows.end; ++r)
+        for (long long cg = c0 / kCPT * G; cg < C; cg += gstep) {
+          A d[G], v[G], gq[G];
+          nxc_coefs<VEC, G>(g_f, cg, C, gq);
+          nxc_load<T, VEC, G>(dy, r * C + cg, C - cg, d);
+          if constexpr (MODE == 0) {
 #pragma unroll
-          for (int q = 0; q < kCPT; ++q) d[q] *= gq[q];
-        } else {
-          A mq[kCPT], aq[kCPT], kq[kCPT];
-          nxc_coefs<VEC>(mean_f, cg, C, mq);
-          nxc_coefs<VEC>(a_f, cg, C, aq);
-          nxc_coefs<VEC>(k_f, cg, C, kq);
-          nxc_load<T, VEC>(x, r * C + cg, C - cg, v);
-          if constexpr (MODE == 2) {
-            if (mask) {
-              const unsigned nib = nxc_read_bits(mask, r, W, cg);
+            for (int q = 0; q < G; ++q) d[q] *= gq[q];
+          } else {
+            A mq[G], aq[G], kq[G];
+            nxc_coefs<VEC, G>(mean_f, cg, C, mq);
+            nxc_coefs<VEC, G>(a_f, cg, C, aq);
+            nxc_coefs<VEC, G>(k_f, cg, C, kq);
+            nxc_load<T, VEC, G>(x, r * C + cg, C - cg, v);
+            if constexpr (MODE == 2) {
+              if (mask) {
+                const unsigned bits = nxc_read_bits<G>(mask, r, W, cg);
 #pragma unroll
-              for (int q = 0; q < kCPT; ++q)
-                if (!((nib >> q) & 1u)) d[q] = A(0);
+                for (int q = 0; q < G; ++q)
+                  if (!((bits >> q) & 1u)) d[q] = A(0);
+              }
+              if (dz) nxc_store<T, VEC, G>(dz, r * C + cg, C - cg, d);
             }
-            if (dz) nxc_store<T, VEC>(dz, r * C + cg, C - cg, d);
-          }
 #pragma unroll
-          for (int q = 0; q < kCPT; ++q) d[q] = (d[q] - aq[q] - (v[q] - mq[q]) * kq[q]) * gq[q];
+            for (int q = 0; q < G; ++q) d[q] = (d[q] - aq[q] - (v[q] - mq[q]) * kq[q]) * gq[q];
+          }
+          nxc_store<T, VEC, G>(dx, r * C + cg, C - cg, d);
         }
-        nxc_store<T, VEC>(dx, r * C + cg, C - cg, d);
-      }
+    });
     return;
   }
   if (c0 >= C) return;  // no collectives in this kernel

@@ -313,15 +313,18 @@ def rng_for(*key):
 # (N, C, S): odd S, C=37 (NXC over several 32-channel words), C=1, S=1, N=1, vector-friendly
 # sizes, S % 8 == 4 (14x14: 8-byte vectors for f16/bf16 in NCX), and S > 4096 (NCX planes cut into
 # two segments).
-SHAPES = [(2, 3, 50), (3, 37, 7), (4, 1, 33), (5, 16, 1), (1, 4, 40), (2, 8, 64), (3, 5, 196), (2, 2, 5000)]
+SHAPES = [(2, 3, 50), (3, 37, 7), (4, 1, 33), (5, 16, 1), (1, 4, 40), (2, 8, 64), (3, 5, 196), (2, 2, 5000),
+          (2, 24, 9), (3, 12, 5)]
 
 
 def _misalign(shape, T):
     """Bytes to shift the data buffers by: 2 makes (2, 8, 64) take the scalar fallback next to the
-    vector path, 8 makes f16/bf16 (1, 4, 40) take the 8-byte vectors (8- but not 16-byte aligned)."""
+    vector path, 8 makes f16/bf16 (1, 4, 40) take the 8-byte vectors (8- but not 16-byte aligned), and
+    f16/bf16 NXC (2, 24, 9) the host's whole-rows walk in groups of 4 channels instead of 8 (C % 8 == 0
+    but 8- not 16-byte aligned); (3, 12, 5) takes groups of 4 there by C % 8 == 4."""
     if T == "float":
         return 0
-    return {(2, 8, 64): 2, (1, 4, 40): 8}.get(shape, 0)
+    return {(2, 8, 64): 2, (1, 4, 40): 8, (2, 24, 9): 8}.get(shape, 0)
 LAYOUTS = [False, True]
 
 
@@ -603,6 +606,8 @@ FUSED_CASES = [
     ((2, 40, 3), "relu", False, 2),
     ((2, 3, 196), "clipped_relu", True, 0),   # f16/bf16: 8-byte vectors (S % 8 == 4), mask words of 8 lanes
     ((2, 4, 64), "relu", True, 8),            # f16/bf16: 8-byte vectors (8- but not 16-byte aligned)
+    ((2, 40, 3), "clipped_relu", True, 8),    # f16/bf16 NXC on the host: groups of 4 channels (8-byte aligned)
+    ((3, 48, 2), "relu", True, 0),            # f16/bf16 NXC on the host: groups of 8, a mask word of 32 + 16 bits
 ]
 
 
