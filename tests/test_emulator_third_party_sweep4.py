@@ -233,3 +233,225 @@ def test_cupy_raw_std_code(d, jitify):
     mod.get_function("shift<int>")((1,), (256,), (p, 256))
     ok()
     np.testing.assert_array_equal(d.down(p, 256, np.int32), a + 100)
+
+
+# ---------------------------------------------------------------- karpathy/llm.c @ f1e2ace6 dev/cuda
+
+LLMC = ("-I", str(DIR / "llmc"))
+
+
+def _llmc(name):
+    return A.RawModule(code=src(name), options=LLMC)
+
+
+@pytest.mark.parametrize("block", [32, 128])
+def test_llmc_encoder_forward(d, block):
+    """encoder_forward.cu (floatX = bf16): kernels 1 (a thread per (b, t)), 2 (per (b, t, c)) and 3 (x128: 8 bf16 per
+    thread, load128cs / store128) as the launchers size them, B = 2, T = 16, C = 64, V = 50; the sum of two bf16
+    rounded once to bf16 (exact reference)."""
+    mod = _llmc("llmc_encoder_forward.cu")
+    rng = np.random.default_rng(410)
+    B, T, C, V = 2, 16, 64, 50
+    inp = rng.integers(0, V, (B, T)).astype(np.int32)
+    wte = bf16_bits(rng.standard_normal((V, C), dtype=np.float32))
+    wpe = bf16_bits(rng.standard_normal((T, C), dtype=np.float32))
+    want = bf16_bits(bf16_val(wte)[inp] + bf16_val(wpe)[None])
+    args = lambda po: (po, d.up(inp), d.up(wte), d.up(wpe), np.int32(B), np.int32(T), np.int32(C))
+    for k, grid in ((1, _cd(B * T, block)), (2, _cd(B * T * C, block)), (3, _cd(B * T * C, block * 8))):
+        po = d.up(np.full(B * T * C, 0xFFFF, np.uint16))
+        mod.get_function(f"encoder_forward_kernel{k}")((grid,), (block,), args(po))
+        ok()
+        np.testing.assert_array_equal(d.down(po, B * T * C, np.uint16).reshape(B, T, C), want, err_msg=f"kernel{k}")
+
+
+def test_llmc_encoder_backward(d):
+    """encoder_backward.cu (float): kernel1 (float atomicAdd into dwte / dwpe, block 256) and kernel2 (a thread per
+    channel looping over B * T); B = 4, T = 32, C = 96, V = 20 with many repeated tokens. dout holds multiples of 1/8
+    below 2^10: every order of the sums is exact."""
+    mod = _llmc("llmc_encoder_backward.cu")
+    rng = np.random.default_rng(411)
+    B, T, C, V = 4, 32, 96, 20
+    inp = rng.integers(0, V, (B, T)).astype(np.int32)
+    dout = (rng.integers(-64, 64, (B, T, C)) / 8).astype(np.float32)
+    want_te = np.zeros((V, C), np.float64)
+    np.add.at(want_te, inp.ravel(), dout.reshape(B * T, C))
+    want_pe = dout.sum(0)
+    for k, block, grid in ((1, 256, _cd(B * T * C, 256)), (2, 32, _cd(C, 32))):
+        pte, ppe = d.zeros(V * C, np.float32), d.zeros(T * C, np.float32)
+        mod.get_function(f"encoder_backward_kernel{k}")((grid,), (block,), (pte, ppe, d.up(dout), d.up(inp), np.int32(B),
+                                                                             np.int32(T), np.int32(C)))
+        ok()
+        np.testing.assert_array_equal(d.down(pte, V * C, np.float32).reshape(V, C), want_te, err_msg=f"kernel{k}")
+        np.testing.assert_array_equal(d.down(ppe, T * C, np.float32).reshape(T, C), want_pe, err_msg=f"kernel{k}")
+
+
+def _gelu32(x):
+    """gelu_forward's float arithmetic in float32, in its order (GELU_SCALING_FACTOR = sqrtf(2.0f / M_PI))."""
+    f = np.float32
+    s = f(np.sqrt(np.float64(f(2.0 / np.pi))))
+    cube = f(0.044715) * x * x * x
+    return f(0.5) * x * (f(1.0) + np.tanh(s * (x + cube)))
+
+
+def test_llmc_gelu_forward(d):
+    """gelu_forward.cu (bf16): kernel1 (one element per thread) and kernel2 (x128, 8 per thread), block 128, N = 8192;
+    the float tanh-GELU of bf16 inputs rounded to bf16: within one bf16 ulp of the float32 replay (tanhf may differ
+    in its last float bit)."""
+    mod = _llmc("llmc_gelu_forward.cu")
+    rng = np.random.default_rng(412)
+    n = 8192
+    x = bf16_bits(rng.standard_normal(n, dtype=np.float32) * 3)
+    want = _gelu32(bf16_val(x))
+    for k, grid in ((1, _cd(n, 128)), (2, _cd(n, 128 * 8))):
+        po = d.up(np.full(n, 0xFFFF, np.uint16))
+        mod.get_function(f"gelu_forward_kernel{k}")((grid,), (128,), (po, d.up(x), np.int32(n)))
+        ok()
+        got = d.down(po, n, np.uint16)
+        assert_bf16_close(got, want, atol=2e-6, err_msg=f"kernel{k}")   # (1 + tanh cancels for x < -4)
+        assert (got == bf16_bits(want)).mean() > 0.99
+
+
+def test_llmc_gelu_backward(d):
+    """gelu_backward.cu (bf16): gelu_backward1 / gelu_backward2 (x128), block 256, N = 8192: local gradient (tanhf,
+    coshf) times dout, rounded to bf16; reference in float64 from the same bf16 inputs, within one bf16 ulp."""
+    mod = _llmc("llmc_gelu_backward.cu")
+    rng = np.random.default_rng(413)
+    n = 8192
+    x = bf16_bits(rng.standard_normal(n, dtype=np.float32) * 2)
+    dy = bf16_bits(rng.standard_normal(n, dtype=np.float32))
+    xv = bf16_val(x).astype(np.float64)
+    s = np.sqrt(np.float64(np.float32(2.0 / np.pi)))
+    a = s * (xv + 0.044715 * xv ** 3)
+    grad = 0.5 * (1 + np.tanh(a)) + xv * 0.5 / np.cosh(a) ** 2 * s * (1 + 3 * 0.044715 * xv * xv)
+    want = grad * bf16_val(dy)
+    for name, grid in (("gelu_backward1", _cd(n, 256)), ("gelu_backward2", _cd(n, 256 * 8))):
+        po = d.up(np.full(n, 0xFFFF, np.uint16))
+        mod.get_function(name)((grid,), (256,), (po, d.up(x), d.up(dy), np.int32(n)))
+        ok()
+        assert_bf16_close(d.down(po, n, np.uint16), want, atol=1e-6, err_msg=name)
+
+
+def test_llmc_residual_forward(d):
+    """residual_forward.cu (bf16): kernel1 and kernel2 (x128), block 512, N = 3 * 4096: bf16 + bf16 in float, rounded
+    to bf16 (exact reference)."""
+    mod = _llmc("llmc_residual_forward.cu")
+    rng = np.random.default_rng(414)
+    n = 3 * 4096
+    a, b = (bf16_bits(rng.standard_normal(n, dtype=np.float32)) for _ in range(2))
+    want = bf16_bits(bf16_val(a) + bf16_val(b))
+    for k, grid in ((1, _cd(n, 512)), (2, _cd(n, 512 * 8))):
+        po = d.up(np.full(n, 0xFFFF, np.uint16))
+        mod.get_function(f"residual_forward_kernel{k}")((grid,), (512,), (po, d.up(a), d.up(b), np.int32(n)))
+        ok()
+        np.testing.assert_array_equal(d.down(po, n, np.uint16), want, err_msg=f"kernel{k}")
+
+
+def test_llmc_crossentropy_forward_and_softmax_backward(d):
+    """crossentropy_forward.cu kernel1 (-logf(probs[target])) and crossentropy_softmax_backward.cu kernel1
+    (dlogits += (p - [v == target]) * dloss), B = 4, T = 8, V = 100, block 128."""
+    rng = np.random.default_rng(415)
+    B, T, V = 4, 8, 100
+    logits = rng.standard_normal((B, T, V))
+    probs = (np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)).astype(np.float32)
+    tgt = rng.integers(0, V, (B, T)).astype(np.int32)
+    pl = d.up(np.full(B * T, np.nan, np.float32))
+    _llmc("llmc_crossentropy_forward.cu").get_function("crossentropy_forward_kernel1")(
+        (_cd(B * T, 128),), (128,), (pl, d.up(probs), d.up(tgt), np.int32(B), np.int32(T), np.int32(V)))
+    ok()
+    want = -np.log(np.take_along_axis(probs, tgt[..., None], -1)[..., 0].astype(np.float64))
+    np.testing.assert_allclose(d.down(pl, B * T, np.float32).reshape(B, T), want, rtol=2e-7, atol=0)
+    dloss = rng.standard_normal((B, T)).astype(np.float32)
+    dl0 = rng.standard_normal((B, T, V)).astype(np.float32)
+    pd = d.up(dl0)
+    _llmc("llmc_crossentropy_softmax_backward.cu").get_function("crossentropy_softmax_backward_kernel1")(
+        (_cd(B * T * V, 128),), (128,), (pd, d.up(dloss), d.up(probs), d.up(tgt), np.int32(B), np.int32(T), np.int32(V)))
+    ok()
+    ind = (np.arange(V) == tgt[..., None]).astype(np.float32)
+    np.testing.assert_array_equal(d.down(pd, B * T * V, np.float32).reshape(B, T, V),
+                                  dl0 + (probs - ind) * dloss[..., None])
+
+
+def _ln_ref(x, w, b):
+    x = x.astype(np.float64)
+    m = x.mean(-1)
+    v = ((x - m[..., None]) ** 2).mean(-1)
+    s = 1 / np.sqrt(v + 1e-5)
+    return (x - m[..., None]) * s[..., None] * w + b, m, s
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6])
+def test_llmc_layernorm_forward(d, k):
+    """layernorm_forward.cu (float) kernels 1..6 launched as layernorm_forwardK does with block_size 128 (kernel 2:
+    mean_kernel and rstd_kernel <<<N, 128, 128 * 4>>> then normalization_kernel; 3/4: a warp per row with cg::reduce;
+    5: a block per row; 6: dim3(32, 4) with (2 + 4) * C floats of dynamic shared memory), B = 4, T = 24, C = 192."""
+    mod = A.RawModule(code=src("llmc_layernorm_forward.cu"), options=LLMC)
+    rng = np.random.default_rng(416 + k)
+    B, T, C, bs = 4, 24, 192, 128
+    N = B * T
+    x = (rng.standard_normal((N, C)) * 2 + 0.5).astype(np.float32)
+    w, bias = rng.standard_normal(C).astype(np.float32), rng.standard_normal(C).astype(np.float32)
+    po, pm, pr = (d.up(np.full(n, np.nan, np.float32)) for n in (N * C, N, N))
+    px, pw, pb = d.up(x), d.up(w), d.up(bias)
+    args = (po, pm, pr, px, pw, pb, np.int32(N), np.int32(C))
+    if k == 1:
+        mod.get_function("layernorm_forward_kernel1")((_cd(N, bs),), (bs,), args)
+    elif k == 2:
+        mod.get_function("mean_kernel")((N,), (bs,), (pm, px, np.int32(N), np.int32(C), np.int32(bs)), shared_mem=bs * 4)
+        mod.get_function("rstd_kernel")((N,), (bs,), (pr, px, pm, np.int32(N), np.int32(C), np.int32(bs)),
+                                        shared_mem=bs * 4)
+        mod.get_function("normalization_kernel")((_cd(N * C, 256),), (256,), (po, px, pm, pr, pw, pb, np.int32(B),
+                                                                              np.int32(T), np.int32(C)))
+    elif k in (3, 4):
+        mod.get_function(f"layernorm_forward_kernel{k}")((_cd(N * 32, bs),), (bs,), args)
+    elif k == 5:
+        mod.get_function("layernorm_forward_kernel5")((N,), (bs,), args)
+    else:
+        by = bs // 32
+        mod.get_function("layernorm_forward_kernel6")((_cd(N, by),), (32, by), args, shared_mem=(2 + by) * C * 4)
+    ok()
+    want, m, s = _ln_ref(x, w, bias)
+    np.testing.assert_allclose(d.down(pm, N, np.float32), m, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d.down(pr, N, np.float32), s, rtol=1e-5)
+    np.testing.assert_allclose(d.down(po, N * C, np.float32).reshape(N, C), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6])
+def test_llmc_fused_residual_forward(d, k):
+    """fused_residual_forward.cu (bf16) versions 1..6 as fused_residual_forwardK launches them with block_size 256: 1 is
+    residual_forward_kernel1 + layernorm_forward_kernel1; 2 a thread per row; 3/4/5 dim3(32, 8) (5 with (2 + 8) * C bf16
+    of dynamic shared memory); 6 dim3(32, 1, 8) over a grid of 4 blocks (a grid-stride loop over rows, two
+    __syncthreads per row). N = 256 rows of C = 256. Residual: bf16(a + b) exact; normed, mean, rstd (bf16): within one
+    bf16 ulp of a float64 layer norm of that residual."""
+    mod = _llmc("llmc_fused_residual_forward.cu")
+    rng = np.random.default_rng(430 + k)
+    N, C, bs = 256, 256, 256   # N a multiple of 256: versions 2..5 test `idx > N`, so idx == N would run past
+    a, b = (bf16_bits(rng.standard_normal((N, C), dtype=np.float32) + 0.3) for _ in range(2))
+    w = bf16_bits(rng.standard_normal(C, dtype=np.float32))
+    bias = bf16_bits(rng.standard_normal(C, dtype=np.float32))
+    bufs = [d.up(np.full(n, 0xFFFF, np.uint16)) for n in (N * C, N * C, N, N)]
+    args = tuple(bufs) + (d.up(a), d.up(b), d.up(w), d.up(bias), np.int32(N), np.int32(C))
+    if k == 1:
+        mod.get_function("residual_forward_kernel1")((_cd(N * C, bs),), (bs,), (bufs[0], args[4], args[5], np.int32(N * C)))
+        mod.get_function("layernorm_forward_kernel1")((_cd(N, bs),), (bs,), (bufs[1], bufs[2], bufs[3], bufs[0]) + args[6:])
+    elif k == 2:
+        mod.get_function("fused_residual_forward2")((_cd(N, bs),), (bs,), args)
+    elif k == 3:
+        mod.get_function("fused_residual_forward3")((_cd(N, 8),), (32, 8), args)
+    elif k == 4:
+        mod.get_function("fused_residual_forward_kernel4")((_cd(N, 8),), (32, 8), args)
+    elif k == 5:
+        mod.get_function("fused_residual_forward_kernel5")((_cd(N, 8),), (32, 8), args, shared_mem=(2 + 8) * C * 2)
+    else:
+        wpt = max(1, C // 8 // 32)
+        bz = max(1, (bs // 32) // wpt)
+        by = max(1, (bs // 32) // bz)
+        mod.get_function("fused_residual_forward_kernel6")((4,), (32, by, bz), args,
+                                                           shared_mem=(2 + bz) * C * 2 + 64 * 4 * bz)
+    ok()
+    res = bf16_bits(bf16_val(a) + bf16_val(b))
+    got = [d.down(p, n, np.uint16) for p, n in zip(bufs, (N * C, N * C, N, N))]
+    np.testing.assert_array_equal(got[0].reshape(N, C), res)
+    want, m, s = _ln_ref(bf16_val(res), bf16_val(w).astype(np.float64), bf16_val(bias).astype(np.float64))
+    assert_bf16_close(got[2], m, atol=1e-3, err_msg="mean")
+    assert_bf16_close(got[3], s, err_msg="rstd")
+    assert_bf16_close(got[1].reshape(N, C), want, ulps=2, atol=2e-2, err_msg="normed")
