@@ -454,3 +454,87 @@ def test_llmc_fused_residual_forward(d, k):
     assert_bf16_close(got[2], m, atol=1e-3, err_msg="mean")
     assert_bf16_close(got[3], s, err_msg="rstd")
     assert_bf16_close(got[1].reshape(N, C), want, ulps=2, atol=2e-2, err_msg="normed")
+
+
+def _attn_ref(inp, B, T, C, NH):
+    """Causal self-attention of a (B, T, 3C) QKV input in float64: preatt (masked -inf), att, out (B, T, C)."""
+    hs = C // NH
+    x = inp.astype(np.float64).reshape(B, T, 3, NH, hs)
+    q, k, v = (x[:, :, i].transpose(0, 2, 1, 3) for i in range(3))        # (B, NH, T, hs)
+    pre = q @ k.transpose(0, 1, 3, 2) / np.sqrt(np.float32(hs))
+    mask = np.tril(np.ones((T, T), bool))
+    pre = np.where(mask, pre, -np.inf)
+    att = np.exp(pre - pre.max(-1, keepdims=True))
+    att /= att.sum(-1, keepdims=True)
+    out = (att @ v).transpose(0, 2, 1, 3).reshape(B, T, C)
+    return pre, att, out, (q, k, v)
+
+
+def test_llmc_attention_forward(d):
+    """attention_forward.cu (float path): version 1 (attention_query_key_kernel1, attention_softmax_kernel1,
+    attention_value_kernel1, block 256), version 2 (permute_kernel, the flash-attention attention_forward_kernel2
+    <<<(B, NH), 32, sram>>> with its l / m scratch set as attention_forward2 does, unpermute_kernel), scale_kernel +
+    softmax_forward_kernel4 <<<B*NH*T, 256, 2 * 256 / 32 * 4>>> and softmax_forward_kernel5 (online softmax, a warp per
+    row, float4 loads) on the raw scores, and attention_forward_fused1 (a warp per query, cg::reduce; blocks of 4
+    warps). B = 2, T = 64, C = 64, NH = 4; float64 reference."""
+    mod = _llmc("llmc_attention_forward.cu")
+    rng = np.random.default_rng(440)
+    B, T, C, NH = 2, 64, 64, 4
+    hs = C // NH
+    inp = rng.standard_normal((B, T, 3 * C)).astype(np.float32)
+    pre, att, out, (q, k, v) = _attn_ref(inp, B, T, C, NH)
+    pin = d.up(inp)
+    i32 = np.int32
+    tol = dict(rtol=2e-5, atol=2e-6)
+    # version 1
+    ppre, patt, pout = d.zeros(B * NH * T * T, np.float32), d.zeros(B * NH * T * T, np.float32), d.zeros(B * T * C, np.float32)
+    mod.get_function("attention_query_key_kernel1")((_cd(B * NH * T * T, 256),), (256,), (ppre, pin, i32(B), i32(T), i32(C), i32(NH)))
+    mod.get_function("attention_softmax_kernel1")((_cd(B * T * NH, 256),), (256,), (patt, ppre, i32(B), i32(T), i32(NH)))
+    mod.get_function("attention_value_kernel1")((_cd(B * T * NH, 256),), (256,), (pout, patt, pin, i32(B), i32(T), i32(C), i32(NH)))
+    ok()
+    got_pre = d.down(ppre, B * NH * T * T, np.float32).reshape(B, NH, T, T)
+    np.testing.assert_allclose(got_pre, pre, **tol)
+    np.testing.assert_allclose(d.down(patt, B * NH * T * T, np.float32).reshape(B, NH, T, T), att, **tol)
+    np.testing.assert_allclose(d.down(pout, B * T * C, np.float32).reshape(B, T, C), out, **tol)
+    # version 2: flash attention on (B, NH, T, hs) tensors
+    pq, pk, pv = (d.zeros(B * T * C, np.float32) for _ in range(3))
+    mod.get_function("permute_kernel")((_cd(B * T * C, 256),), (256,), (pq, pk, pv, pin, i32(B), i32(T), i32(NH), i32(hs)))
+    ok()
+    for p, want in ((pq, q), (pk, k), (pv, v)):
+        np.testing.assert_array_equal(d.down(p, B * T * C, np.float32).reshape(B, NH, T, hs), want)
+    Bc = Br = 32
+    pl = d.zeros(B * NH * T, np.float32)
+    pm = d.up(np.full(B * NH * T, 0xF0F0F0F0, np.uint32))          # cudaMemset(m, -10000.0f, ...): bytes 0xF0
+    po = d.zeros(B * T * C, np.float32)
+    sram = (2 * Bc * hs + Br * hs + Bc * Br) * 4
+    mod.get_function("attention_forward_kernel2")((B, NH), (Br,), (pq, pk, pv, i32(T), i32(hs), i32(_cd(T, Bc)), i32(_cd(T, Br)),
+                                                                   i32(Bc), i32(Br), np.float32(1.0 / np.sqrt(hs)), pl, pm, po),
+                                                  shared_mem=sram)
+    pu = d.zeros(B * T * C, np.float32)
+    mod.get_function("unpermute_kernel")((_cd(B * T * C, 256),), (256,), (po, pu, i32(B), i32(T), i32(NH), i32(hs)))
+    ok()
+    np.testing.assert_allclose(d.down(pu, B * T * C, np.float32).reshape(B, T, C), out, rtol=1e-4, atol=1e-5)
+    # scale_kernel + softmax_forward_kernel4, and softmax_forward_kernel5, on the raw scores q.k
+    raw = (q @ k.transpose(0, 1, 3, 2)).astype(np.float32)
+    scale = np.float32(1.0 / np.sqrt(np.float32(hs)))
+    pr = d.up(raw)
+    mod.get_function("scale_kernel")((_cd(B * NH * T * T, 256),), (256,), (pr, scale, i32(B), i32(NH), i32(T)))
+    pa4 = d.zeros(B * NH * T * T, np.float32)
+    mod.get_function("softmax_forward_kernel4")((B * NH * T,), (256,), (pa4, pr, i32(B * NH * T), i32(T)),
+                                                shared_mem=2 * 256 // 32 * 4)
+    pa5 = d.zeros(B * NH * T * T, np.float32)
+    mod.get_function("softmax_forward_kernel5")((_cd(B * NH * T * 32, 256),), (256,), (pa5, scale, d.up(raw), i32(B * NH), i32(T)))
+    ok()
+    sraw = np.where(np.tril(np.ones((T, T), bool)), raw.astype(np.float64) * scale, -np.inf)
+    want = np.exp(sraw - sraw.max(-1, keepdims=True))
+    want /= want.sum(-1, keepdims=True)
+    np.testing.assert_allclose(d.down(pa4, B * NH * T * T, np.float32).reshape(B, NH, T, T), want, **tol)
+    np.testing.assert_allclose(d.down(pa5, B * NH * T * T, np.float32).reshape(B, NH, T, T), want, **tol)
+    # attention_forward_fused1: a warp per (b, t, h), 4 warps per block
+    ppre, patt, pout = (d.zeros(n, np.float32) for n in (B * NH * T * T, B * NH * T * T, B * T * C))
+    mod.get_function("attention_forward_fused1")((_cd(T, 4), NH, B), (128,), (pout, ppre, patt, pin, i32(B), i32(T), i32(C), i32(NH)))
+    ok()
+    low = np.broadcast_to(np.tril(np.ones((T, T), bool)), (B, NH, T, T))
+    np.testing.assert_allclose(d.down(ppre, B * NH * T * T, np.float32).reshape(B, NH, T, T)[low], pre[low], **tol)
+    np.testing.assert_allclose(d.down(patt, B * NH * T * T, np.float32).reshape(B, NH, T, T)[low], att[low], **tol)
+    np.testing.assert_allclose(d.down(pout, B * T * C, np.float32).reshape(B, T, C), out, **tol)
