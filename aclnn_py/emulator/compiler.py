@@ -56,7 +56,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-7"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-8"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
