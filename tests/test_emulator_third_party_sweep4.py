@@ -538,3 +538,199 @@ def test_llmc_attention_forward(d):
     np.testing.assert_allclose(d.down(ppre, B * NH * T * T, np.float32).reshape(B, NH, T, T)[low], pre[low], **tol)
     np.testing.assert_allclose(d.down(patt, B * NH * T * T, np.float32).reshape(B, NH, T, T)[low], att[low], **tol)
     np.testing.assert_allclose(d.down(pout, B * T * C, np.float32).reshape(B, T, C), out, **tol)
+
+
+# ---------------------------------------------------------------- NVIDIA/cuda-samples @ c94ff366
+
+def test_cs_matrix_mul_nvrtc(d):
+    """matrixMul_nvrtc: the template matrixMulCUDA<BLOCK_SIZE> behind extern "C" matrixMulCUDA_block16 / _block32
+    (cooperative_groups::sync), grid (wB / bs, hA / bs) as the sample launches it; products of small integers: exact."""
+    mod = A.RawModule(code=src("cs_matrix_mul_nvrtc.cu"))
+    rng = np.random.default_rng(450)
+    for bs in (16, 32):
+        hA, wA, wB = 2 * bs, 5 * bs, 3 * bs
+        a = rng.integers(-8, 8, (hA, wA)).astype(np.float32)
+        b = rng.integers(-8, 8, (wA, wB)).astype(np.float32)
+        pc = d.up(np.full(hA * wB, np.nan, np.float32))
+        mod.get_function(f"matrixMulCUDA_block{bs}")((wB // bs, hA // bs), (bs, bs),
+                                                      (pc, d.up(a), d.up(b), np.int32(wA), np.int32(wB)))
+        ok()
+        np.testing.assert_array_equal(d.down(pc, hA * wB, np.float32).reshape(hA, wB), a @ b, err_msg=f"block {bs}")
+
+
+def test_cs_vector_add_nvrtc_and_thread_migration(d):
+    """vectorAdd_nvrtc (50000 elements, 256 per block) and threadMigration's kernelFunction (input[t] = 32 - t, one
+    block of 32 as the sample's worker threads launch it)."""
+    mod = A.RawModule(code=src("cs_vector_add_nvrtc.cu"))
+    rng = np.random.default_rng(451)
+    n = 50000
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    pc = d.zeros(n, np.float32)
+    mod.get_function("vectorAdd")((_cd(n, 256),), (256,), (d.up(a), d.up(b), pc, np.int32(n)))
+    ok()
+    np.testing.assert_array_equal(d.down(pc, n, np.float32), a + b)
+    p = d.up(np.full(32, -1, np.int32))
+    A.RawModule(code=src("cs_thread_migration.cu")).get_function("kernelFunction")((1,), (32,), (p,))
+    ok()
+    np.testing.assert_array_equal(d.down(p, 32, np.int32), 32 - np.arange(32))
+
+
+def test_cs_clock_nvrtc(d):
+    """clock_nvrtc: extern "C" timedReduction<<<64, 256, 2 * 256 * 4>>> (clock_t timers): each block's minimum of the
+    512 inputs, start and end stamps ordered."""
+    mod = A.RawModule(code=src("cs_clock_nvrtc.cu"))
+    rng = np.random.default_rng(452)
+    nb, nt = 64, 256
+    x = rng.random(2 * nt).astype(np.float32)
+    po, pt = d.up(np.full(nb, np.nan, np.float32)), d.zeros(2 * nb, np.int64)
+    mod.get_function("timedReduction")((nb,), (nt,), (d.up(x), po, pt), shared_mem=2 * nt * 4)
+    ok()
+    np.testing.assert_array_equal(d.down(po, nb, np.float32), np.full(nb, x.min()))
+    t = d.down(pt, 2 * nb, np.int64)
+    assert (t[nb:] >= t[:nb]).all(), t
+
+
+def test_cs_inline_ptx_nvrtc(d):
+    """inlinePTX_nvrtc: sequence_gpu (asm mov.u32 %laneid) over N = 1000, 256 per block: i % 32."""
+    mod = A.RawModule(code=src("cs_inline_ptx_nvrtc.cu"))
+    n = 1000
+    p = d.up(np.full(n, -1, np.int32))
+    mod.get_function("sequence_gpu")((_cd(n, 256),), (256,), (p, np.int32(n)))
+    ok()
+    np.testing.assert_array_equal(d.down(p, n, np.int32), np.arange(n) % 32)
+
+
+def test_cs_simple_assert_nvrtc_is_reported(d):
+    """simpleAssert_nvrtc: extern "C" testKernel<<<2, 32>>>(60): assert(gtid < N) fails in threads 60..63, reported at
+    synchronize naming the assertion; with N = 64 it passes."""
+    k = A.RawModule(code=src("cs_simple_assert_nvrtc.cu")).get_function("testKernel")
+    k((2,), (32,), (np.int32(64),))
+    ok()
+    k((2,), (32,), (np.int32(60),))
+    assert acl.rt.synchronize_device() == AclError.ACL_ERROR_RT_AICORE_EXCEPTION
+    msg = acl.get_recent_err_msg()
+    assert "gtid < N" in msg, msg
+    k((2,), (32,), (np.int32(64),))
+    ok()
+
+
+def test_cs_binomial_options_nvrtc(d):
+    """binomialOptions_nvrtc: its own (older) binomialOptionsKernel<<<optN, 128>>> (16 nodes per thread, an exchange
+    through __shared__ call_exchange with two __syncthreads per step, __expf), the static __constant__ d_OptionData and
+    __device__ d_CallValue read by name with get_global as the sample's cuModuleGetGlobal does; headers found with -I.
+    Option data prepared as binomialOptions_gpu.cpp does; reference: the same tree in float64."""
+    mod = A.RawModule(code=src("cs_binomial_options_nvrtc/binomialOptions_kernel.cu"),
+                      options=("-I", str(DIR / "cs_binomial_options_nvrtc")))
+    rng = np.random.default_rng(453)
+    opt, steps = 5, 2048
+    S, X, Tm = rng.uniform(5, 30, opt), rng.uniform(1, 100, opt), rng.uniform(0.25, 10, opt)
+    S[:2], X[:2] = [30, 25], [20, 20]
+    R, V = 0.06, 0.10
+    dt = Tm / steps
+    vDt = V * np.sqrt(dt)
+    u, dn = np.exp(vDt), np.exp(-vDt)
+    pu = (np.exp(R * dt) - dn) / (u - dn)
+    Df = np.exp(-R * dt)
+    rec = np.stack([S, X, vDt, pu * Df, (1 - pu) * Df], 1).astype(np.float32)
+    k = mod.get_function("binomialOptionsKernel")
+    mod.get_global("d_OptionData").copy_from_host(rec.ctypes.data, rec.nbytes)
+    k((opt,), (128,), ())
+    ok()
+    out = np.empty(opt, np.float32)
+    mod.get_global("d_CallValue").copy_to_host(out.ctypes.data, out.nbytes)
+    r = rec.astype(np.float64)
+    want = np.empty(opt)
+    for i in range(opt):
+        call = np.maximum(r[i, 0] * np.exp(r[i, 2] * (2.0 * np.arange(steps + 1) - steps)) - r[i, 1], 0)
+        for _ in range(steps):
+            call = r[i, 3] * call[1:] + r[i, 4] * call[:-1]
+        want[i] = call[0]
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+    assert (want > 1).sum() >= 2
+
+
+def test_cs_quasirandom_generator_nvrtc(d):
+    """quasirandomGenerator_nvrtc: extern "C" quasirandomGeneratorKernel<<<128, dim3(128, 3)>>> over the (non-static)
+    __constant__ c_Table (set with get_global; random here) and inverseCNDKernel<<<128, 128>>> (Moro, __logf)."""
+    mod = A.RawModule(code=src("cs_quasirandom_nvrtc/quasirandomGenerator_kernel.cu"),
+                      options=("-I", str(DIR / "cs_quasirandom_nvrtc")))
+    rng = np.random.default_rng(454)
+    table = rng.integers(0, 2**31, (3, 31), dtype=np.uint32)
+    mod.get_global("c_Table").copy_from_host(table.ctypes.data, table.nbytes)
+    n, seed = 20000, (1 << 30) | 777
+    po = d.zeros(3 * n, np.float32)
+    mod.get_function("quasirandomGeneratorKernel")((128,), (128, 3), (po, np.uint32(seed), np.uint32(n)))
+    ok()
+    data = seed + np.arange(n, dtype=np.uint64)
+    res = np.zeros((3, n), np.uint64)
+    for bit in range(31):
+        on = ((data >> np.uint64(bit)) & np.uint64(1)).astype(bool)
+        res[:, on] ^= table[:, bit:bit + 1].astype(np.uint64)
+    want = ((res + 1) & 0xFFFFFFFF).astype(np.float32) * np.float32(1.0 / np.float32(0x80000001))
+    np.testing.assert_array_equal(d.down(po, 3 * n, np.float32).reshape(3, n), want)
+    m = 4096
+    pz = d.zeros(m, np.float32)
+    mod.get_function("inverseCNDKernel")((128,), (128,), (pz, np.uint32(m)))
+    ok()
+    u = ((np.arange(m, dtype=np.uint64) + 1) * ((2**32 - 1) // (m + 1))).astype(np.uint32)
+    nd = statistics.NormalDist()
+    want = np.array([nd.inv_cdf(v) for v in (u.astype(np.float64) + 0.5) / 4294967295.0])
+    np.testing.assert_allclose(d.down(pz, m, np.float32), want, rtol=1e-5, atol=1e-6)
+
+
+def test_cs_ocean_fft_kernels(d):
+    """oceanFFT_kernel.cu (its <cufft.h> include kept: the emulator provides cuFFT's types): generateSpectrumKernel
+    (h0 mirrored, complex_exp of +-w t), updateHeightmapKernel(_y) (sign correction) and calculateSlopeKernel, 8x8
+    blocks over a 64 x 64 mesh as the sample's wrappers launch them; float64 reference (cosf / sinf / sqrtf)."""
+    mod = A.RawModule(code=src("cs_ocean_fft.cu"))
+    rng = np.random.default_rng(455)
+    W = H = 64
+    inw = W + 1
+    h0 = rng.standard_normal((H + 1, inw, 2)).astype(np.float32)
+    t, patch = np.float32(1.7), np.float32(100.0)
+    pht = d.zeros(W * H * 2, np.float32)
+    grid = (W // 8, H // 8)
+    mod.get_function("generateSpectrumKernel")(grid, (8, 8), (d.up(h0), pht, np.uint32(inw), np.uint32(W), np.uint32(H),
+                                                              t, patch))
+    ok()
+    y, x = np.mgrid[0:H, 0:W]
+    kx = (-W / 2.0 + x) * (2.0 * np.float32(np.pi) / patch)
+    ky = (-W / 2.0 + y) * (2.0 * np.float32(np.pi) / patch)
+    w = np.sqrt(9.81 * np.sqrt(kx * kx + ky * ky))
+    hk = h0[y, x, 0] + 1j * h0[y, x, 1]
+    hmk = h0[H - y, W - x, 0] - 1j * h0[H - y, W - x, 1]
+    ht = hk * np.exp(1j * w * t) + hmk * np.exp(-1j * w * t)
+    got = d.down(pht, W * H * 2, np.float32).reshape(H, W, 2)
+    np.testing.assert_allclose(got[..., 0], ht.real, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(got[..., 1], ht.imag, rtol=1e-4, atol=2e-5)
+    sign = np.where((x + y) & 1, -1.0, 1.0).astype(np.float32)
+    for name, comp in (("updateHeightmapKernel", 0), ("updateHeightmapKernel_y", 1)):
+        ph = d.zeros(W * H, np.float32)
+        mod.get_function(name)(grid, (8, 8), (ph, pht, np.uint32(W)))
+        ok()
+        np.testing.assert_array_equal(d.down(ph, W * H, np.float32).reshape(H, W), got[..., comp] * sign)
+    hmap = rng.standard_normal((H, W)).astype(np.float32)
+    ps = d.up(np.full(W * H * 2, np.nan, np.float32))
+    mod.get_function("calculateSlopeKernel")(grid, (8, 8), (d.up(hmap), ps, np.uint32(W), np.uint32(H)))
+    ok()
+    want = np.zeros((H, W, 2), np.float32)
+    want[1:-1, 1:-1, 0] = hmap[1:-1, 2:] - hmap[1:-1, :-2]
+    want[1:-1, 1:-1, 1] = hmap[2:, 1:-1] - hmap[:-2, 1:-1]
+    np.testing.assert_array_equal(d.down(ps, W * H * 2, np.float32).reshape(H, W, 2), want)
+
+
+def test_cs_stereo_disparity_is_a_clear_compile_error():
+    """stereoDisparity: its __usad4 (inline PTX vabsdiff4.u32.u32.u32.add) now compiles; the kernel reads both images
+    with tex2D<unsigned int> on cudaTextureObject_t: the CompileException says textures are not supported."""
+    with pytest.raises(CompileException) as e:
+        A.RawModule(code=src("cs_stereo_disparity.cu")).get_function("stereoDisparityKernel")
+    msg = str(e.value)
+    assert "textures and surfaces" in msg and "vabsdiff4" not in msg, msg
+
+
+def test_cs_simple_surface_write_is_a_clear_compile_error():
+    """simpleSurfaceWrite: surfaceWriteKernel (surf2Dwrite on a cudaSurfaceObject_t) and transformKernel (tex2D):
+    the CompileException says textures and surfaces are not supported."""
+    with pytest.raises(CompileException) as e:
+        A.RawModule(code=src("cs_simple_surface_write.cu")).get_function("surfaceWriteKernel")
+    assert "textures and surfaces" in str(e.value), str(e.value)
