@@ -734,3 +734,41 @@ def test_cs_simple_surface_write_is_a_clear_compile_error():
     with pytest.raises(CompileException) as e:
         A.RawModule(code=src("cs_simple_surface_write.cu")).get_function("surfaceWriteKernel")
     assert "textures and surfaces" in str(e.value), str(e.value)
+
+
+def test_cs_hs_optical_flow_jacobi_and_add(d):
+    """HSOpticalFlow: JacobiIteration<32, 6> (volatile __shared__ tiles with clamped halos loaded by the first two thread
+    rows, cg::sync) as SolveForUpdate launches it, 100 x 50 image with stride iAlignUp(100) = 128, ten iterations
+    ping-ponging (du, dv); AddKernel<<<iDivUp(n, 256), 256>>>. Replayed in float32 in the kernel's order: bit-exact."""
+    mod = A.RawModule(code=src("cs_hs_optical_flow.cu"), name_expressions=["JacobiIteration<32, 6>"])
+    rng = np.random.default_rng(456)
+    w, h, s = 100, 50, 128
+    f = np.float32
+    Ix, Iy, Iz = (rng.standard_normal((h, s)).astype(f) for _ in range(3))
+    du, dv = np.zeros((h, s), f), np.zeros((h, s), f)
+    alpha = f(0.2)
+    bufs = [d.up(du), d.up(dv), d.up(du), d.up(dv)]
+    pix, piy, piz = d.up(Ix), d.up(Iy), d.up(Iz)
+    k = mod.get_function("JacobiIteration<32, 6>")
+    xs, ys = np.arange(w), np.arange(h)
+    L, R = np.maximum(xs - 1, 0), np.minimum(xs + 1, w - 1)
+    D, U = np.maximum(ys - 1, 0), np.minimum(ys + 1, h - 1)
+    for it in range(10):
+        a, b = (0, 2) if it % 2 == 0 else (2, 0)
+        k((_cd(w, 32), _cd(h, 6)), (32, 6), (bufs[a], bufs[a + 1], pix, piy, piz, np.int32(w), np.int32(h), np.int32(s),
+                                             alpha, bufs[b], bufs[b + 1]))
+        u, v = du[:h, :w], dv[:h, :w]
+        sumU = (u[:, L] + u[:, R] + u[U, :] + u[D, :]) * f(0.25)
+        sumV = (v[:, L] + v[:, R] + v[U, :] + v[D, :]) * f(0.25)
+        ix, iy, iz = Ix[:, :w], Iy[:, :w], Iz[:, :w]
+        frac = (ix * sumU + iy * sumV + iz) / (ix * ix + iy * iy + alpha)
+        du, dv = du.copy(), dv.copy()
+        du[:, :w], dv[:, :w] = sumU - ix * frac, sumV - iy * frac
+    ok()
+    np.testing.assert_array_equal(d.down(bufs[0], h * s, f).reshape(h, s)[:, :w], du[:, :w])
+    np.testing.assert_array_equal(d.down(bufs[1], h * s, f).reshape(h, s)[:, :w], dv[:, :w])
+    n = h * s
+    po = d.zeros(n, f)
+    mod.get_function("AddKernel")((_cd(n, 256),), (256,), (pix, piy, np.int32(n), po))
+    ok()
+    np.testing.assert_array_equal(d.down(po, n, f).reshape(h, s), Ix + Iy)
