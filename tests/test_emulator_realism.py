@@ -1645,3 +1645,40 @@ def test_ptx_video_lane_selectors_are_a_clear_compile_error():
         p[3] = r; }'''
     with pytest.raises(emulator.CompileException, match="vabsdiff4"):
         A.RawModule(code=code).get_function("k")
+
+
+def test_compile_log_stream_gets_the_unused_variable_warning(d):
+    """CuPy's test_compile_kernel: NVRTC writes `variable "j" was declared but never referenced` to the log stream of
+    compile(); the emulator writes g++'s warning for it (it wrote nothing before), and nothing for clean code or
+    for its own headers."""
+    import io
+    code = r'''extern "C" __global__ void k(float* y) {
+    int j;
+    y[threadIdx.x] = 1.f;
+}'''
+    log = io.StringIO()
+    A.RawKernel(code, "k").compile(log_stream=log)
+    assert "kernel.cu:2:" in log.getvalue() and "warning" in log.getvalue() and "j" in log.getvalue(), log.getvalue()
+    log = io.StringIO()
+    A.RawModule(code=code.replace("    int j;\n", "")).compile(log_stream=log)
+    assert log.getvalue() == "", log.getvalue()
+    assert emulator.compile_log("__global__ void k(int* p) { int a = 3; p[0] = 1; }").count("warning") == 1
+
+
+def test_cufft_header_gives_its_types(d):
+    """<cufft.h> (cuda-samples' oceanFFT kernels include it for cufftComplex): cuFFT's device-side types, cufftComplex
+    being float2 as in CUDA; it was "No such file" before."""
+    code = r'''#include <cufft.h>
+extern "C" __global__ void k(cufftComplex* c, cufftReal* r, int* info) {
+    int i = threadIdx.x;
+    c[i] = cuCmulf(c[i], make_cuFloatComplex(r[i], 0.f));
+    if (i == 0) { info[0] = sizeof(cufftComplex); info[1] = sizeof(cufftDoubleComplex); info[2] = CUFFT_C2C;
+                  info[3] = CUFFT_FORWARD; info[4] = (int)CUFFT_SUCCESS; }
+}'''
+    c = np.arange(16, dtype=np.float32).reshape(8, 2)
+    r = np.arange(8, dtype=np.float32) + 1
+    pc, pi = d.up(c), d.zeros(5, np.int32)
+    A.RawModule(code=code).get_function("k")((1,), (8,), (pc, d.up(r), pi))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(pc, 16, np.float32).reshape(8, 2), c * r[:, None])
+    np.testing.assert_array_equal(d.down(pi, 5, np.int32), [8, 16, 0x29, -1, 0])
