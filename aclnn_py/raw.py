@@ -136,9 +136,19 @@ class RawModule:
         return self._module
 
     def compile(self, log_stream=None):
-        """Compile now (CuPy compiles on first use). ``log_stream`` (CuPy's: where NVRTC's warnings
-        go) is accepted; the emulator's g++ runs without warnings, so nothing is written to it."""
+        """Compile now (CuPy compiles on first use). ``log_stream`` (CuPy's: where NVRTC's log goes): on the
+        emulator it gets the warnings NVRTC gives by default (an unused variable, ...) in g++'s words
+        (``emulator.compile_log``)."""
         _ = self.module
+        self._write_log(log_stream)
+
+    def _write_log(self, log_stream):
+        if log_stream is None or self.code is None or get_backend().name != "host":
+            return
+        from .emulator import compile_log
+        log = compile_log(self.code, options=self.options)
+        if log:
+            log_stream.write(log)
 
     def get_global(self, name: str):
         """Pointer to a module global such as ``__constant__ float arr[10]`` (CuPy's ``get_global``):
@@ -196,9 +206,10 @@ class RawKernel:
     backend = property(lambda self: self._raw_module.backend)
 
     def compile(self, log_stream=None):
-        """Compile the module and look the kernel up now (CuPy compiles on first use); nothing is
+        """Compile the module and look the kernel up now (CuPy compiles on first use); the warnings are
         written to ``log_stream`` (see RawModule.compile)."""
         _ = self.kernel
+        self._raw_module._write_log(log_stream)
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups=None):
         backend = get_backend()

@@ -1567,3 +1567,118 @@ def test_address_space_predicates_are_a_clear_compile_error():
     code = 'extern "C" __global__ void k(float* p) { if (__isShared(p)) p[0] = 1.f; }'
     with pytest.raises(emulator.CompileException, match="address-space predicates"):
         A.RawModule(code=code).get_function("k")
+
+
+VIDEO_PTX = r'''
+#define V(name, ins) __device__ unsigned name(unsigned a, unsigned b, unsigned c) { \
+    unsigned r; asm(ins " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
+V(sad4, "vabsdiff4.u32.u32.u32.add")
+V(sad2, "vabsdiff2.u32.u32.u32.add")
+V(ssad4, "vabsdiff4.u32.s32.s32.add")
+V(add4, "vadd4.u32.u32.u32")
+V(adds4, "vadd4.s32.s32.s32.sat")
+V(addu4, "vadd4.u32.u32.u32.sat")
+V(sub2, "vsub2.s32.s32.s32.sat")
+V(avg4, "vavrg4.u32.u32.u32")
+V(min4, "vmin4.s32.s32.s32")
+V(max2, "vmax2.u32.u32.u32")
+V(sum4, "vadd4.u32.u32.u32.add")
+extern "C" __global__ void video(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned x = a[i], y = b[i], z = c[i];
+    unsigned* r = o + 22 * i;
+    r[0] = sad4(x, y, z);  r[1] = __vabsdiffu4(x, y);
+    r[2] = sad2(x, y, z);  r[3] = __vabsdiffu2(x, y);
+    r[4] = ssad4(x, y, z); r[5] = __vabsdiffs4(x, y);
+    r[6] = add4(x, y, z);  r[7] = __vadd4(x, y);
+    r[8] = adds4(x, y, z); r[9] = __vaddss4(x, y);
+    r[10] = addu4(x, y, z); r[11] = __vaddus4(x, y);
+    r[12] = sub2(x, y, z); r[13] = __vsubss2(x, y);
+    r[14] = avg4(x, y, z); r[15] = __vavgu4(x, y);
+    r[16] = min4(x, y, z); r[17] = __vmins4(x, y);
+    r[18] = max2(x, y, z); r[19] = __vmaxu2(x, y);
+    r[20] = sum4(x, y, z); r[21] = __vsadu4(x, y);
+}
+'''
+
+
+def test_ptx_simd_video_instructions(d):
+    """The SIMD video instructions in inline PTX (cuda-samples stereoDisparity's `__usad4` is
+    `vabsdiff4.u32.u32.u32.add`; it was a compile error) give what the CUDA SIMD intrinsics give: the lanes
+    wrapped, saturated, or (.add) summed into c; checked lane by lane against a NumPy model too."""
+    mod = A.RawModule(code=VIDEO_PTX)
+    rng = np.random.default_rng(77)
+    n = 4096
+    a, b, c = (rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32) for _ in range(3))
+    a[:8] = [0, 0xFFFFFFFF, 0x80808080, 0x7F7F7F7F, 0xFF00FF00, 0x00FF00FF, 0x01020304, 0x80007FFF]
+    b[:8] = [0xFFFFFFFF, 0, 0x7F7F7F7F, 0x80808080, 0x00FF00FF, 0xFF00FF00, 0x04030201, 0x7FFF8000]
+    po = d.zeros(22 * n, np.uint32)
+    mod.get_function("video")((n // 256,), (256,), (d.up(a), d.up(b), d.up(c), po, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    r = d.down(po, 22 * n, np.uint32).reshape(n, 22).astype(np.int64)
+    lanes = lambda v, k, s: (((v.astype(np.int64)[:, None] >> (32 // k * np.arange(k))) & (2 ** (32 // k) - 1))
+                             if not s else (((v.astype(np.int64)[:, None] >> (32 // k * np.arange(k))) + 2 ** (32 // k - 1))
+                                            & (2 ** (32 // k) - 1)) - 2 ** (32 // k - 1))
+    pack = lambda l, k: ((l & (2 ** (32 // k) - 1)) << (32 // k * np.arange(k))).sum(1)
+    ua4, ub4, sa4, sb4 = lanes(a, 4, 0), lanes(b, 4, 0), lanes(a, 4, 1), lanes(b, 4, 1)
+    ua2, ub2, sa2, sb2 = lanes(a, 2, 0), lanes(b, 2, 0), lanes(a, 2, 1), lanes(b, 2, 1)
+    cc = c.astype(np.int64)
+    want = {0: (cc + np.abs(ua4 - ub4).sum(1)) & 0xFFFFFFFF, 2: (cc + np.abs(ua2 - ub2).sum(1)) & 0xFFFFFFFF,
+            4: (cc + np.abs(sa4 - sb4).sum(1)) & 0xFFFFFFFF, 6: pack(ua4 + ub4, 4),
+            8: pack(np.clip(sa4 + sb4, -128, 127), 4), 10: pack(np.clip(ua4 + ub4, 0, 255), 4),
+            12: pack(np.clip(sa2 - sb2, -32768, 32767), 2), 14: pack((ua4 + ub4 + 1) >> 1, 4),
+            16: pack(np.minimum(sa4, sb4), 4), 18: pack(np.maximum(ua2, ub2), 2),
+            20: (cc + (ua4 + ub4).sum(1)) & 0xFFFFFFFF}
+    for k, w in want.items():
+        np.testing.assert_array_equal(r[:, k], w, err_msg=f"column {k}")
+    # against the intrinsics: the .add forms with c as the lanes' plain sum
+    np.testing.assert_array_equal(r[:, 0], (cc + lanes(r[:, 1].astype(np.uint32), 4, 0).sum(1)) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(r[:, 2], (cc + lanes(r[:, 3].astype(np.uint32), 2, 0).sum(1)) & 0xFFFFFFFF)
+    for k in (6, 8, 10, 12, 14, 16, 18):
+        np.testing.assert_array_equal(r[:, k], r[:, k + 1], err_msg=f"column {k}")
+
+
+def test_ptx_video_lane_selectors_are_a_clear_compile_error():
+    code = r'''extern "C" __global__ void k(unsigned* p) {
+        unsigned r; asm("vabsdiff4.u32.u32.u32.add %0, %1.b0000, %2, %3;" : "=r"(r) : "r"(p[0]), "r"(p[1]), "r"(p[2]));
+        p[3] = r; }'''
+    with pytest.raises(emulator.CompileException, match="vabsdiff4"):
+        A.RawModule(code=code).get_function("k")
+
+
+def test_compile_log_stream_gets_the_unused_variable_warning(d):
+    """CuPy's test_compile_kernel: NVRTC writes `variable "j" was declared but never referenced` to the log stream of
+    compile(); the emulator writes g++'s warning for it (it wrote nothing before), and nothing for clean code or
+    for its own headers."""
+    import io
+    code = r'''extern "C" __global__ void k(float* y) {
+    int j;
+    y[threadIdx.x] = 1.f;
+}'''
+    log = io.StringIO()
+    A.RawKernel(code, "k").compile(log_stream=log)
+    assert "kernel.cu:2:" in log.getvalue() and "warning" in log.getvalue() and "j" in log.getvalue(), log.getvalue()
+    log = io.StringIO()
+    A.RawModule(code=code.replace("    int j;\n", "")).compile(log_stream=log)
+    assert log.getvalue() == "", log.getvalue()
+    assert emulator.compile_log("__global__ void k(int* p) { int a = 3; p[0] = 1; }").count("warning") == 1
+
+
+def test_cufft_header_gives_its_types(d):
+    """<cufft.h> (cuda-samples' oceanFFT kernels include it for cufftComplex): cuFFT's device-side types, cufftComplex
+    being float2 as in CUDA; it was "No such file" before."""
+    code = r'''#include <cufft.h>
+extern "C" __global__ void k(cufftComplex* c, cufftReal* r, int* info) {
+    int i = threadIdx.x;
+    c[i] = cuCmulf(c[i], make_cuFloatComplex(r[i], 0.f));
+    if (i == 0) { info[0] = sizeof(cufftComplex); info[1] = sizeof(cufftDoubleComplex); info[2] = CUFFT_C2C;
+                  info[3] = CUFFT_FORWARD; info[4] = (int)CUFFT_SUCCESS; }
+}'''
+    c = np.arange(16, dtype=np.float32).reshape(8, 2)
+    r = np.arange(8, dtype=np.float32) + 1
+    pc, pi = d.up(c), d.zeros(5, np.int32)
+    A.RawModule(code=code).get_function("k")((1,), (8,), (pc, d.up(r), pi))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(pc, 16, np.float32).reshape(8, 2), c * r[:, None])
+    np.testing.assert_array_equal(d.down(pi, 5, np.int32), [8, 16, 0x29, -1, 0])

@@ -18,6 +18,7 @@ from .compiler import (
     KernelError,
     Module,
     cache_dir,
+    compile_log,
     compile_module,
     compiler_info,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "KernelError",
     "Module",
     "cache_dir",
+    "compile_log",
     "compile_module",
     "compiler_info",
 ]

@@ -50,12 +50,13 @@ __all__ = [
     "KernelError",
     "Module",
     "Function",
+    "compile_log",
     "compile_module",
     "compiler_info",
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-7"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-8"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -2748,6 +2749,53 @@ def compile_module(
             mod = _build(code, opts, names, fname)
             _modules[pkey] = mod
     return mod
+
+
+# The warnings `compile_log` asks g++ for: those NVRTC gives by default on the same code (a variable
+# declared or set but never used, #177-D / #550-D; an unused label; a non-void function without return).
+_LOG_WARNINGS = ("-Wunused-variable", "-Wunused-but-set-variable", "-Wunused-label", "-Wreturn-type")
+_logs: dict[tuple, str] = {}
+
+
+def compile_log(code: str, *, options: Sequence[str] = (), filename: str | None = None) -> str:
+    """The warnings on the user's code (and its own headers) that a compile of ``code`` gives, in g++'s
+    words, one per line: what CuPy's ``compile(log_stream=...)`` gets from NVRTC's log (its tests check
+    that a `declared but never referenced` variable is reported there). A g++ syntax pass over the source
+    as written; errors are not repeated (the build reports them). Empty when there is nothing to say."""
+    opts = tuple(str(o) for o in options)
+    fname = filename or "kernel.cu"
+    key = (code, opts, fname)
+    if key in _logs:
+        return _logs[key]
+    incs, defs, pre = _parse_options(opts)
+    defs = defs + [f"-DACLNN_EMU_CUDA_ARCH={_arch_from_options(opts)}"]
+    cupy_inc = _cupy_include_dir()
+    if cupy_inc and cupy_inc not in incs:
+        incs = incs + [cupy_inc]
+    flags = [f for f in _BASE_FLAGS if f != "-w"] + list(_target_flags(_cxx()))
+    inc_flags = ["-I", str(_INCLUDE_DIR)]
+    for d in incs:
+        inc_flags += ["-I", d]
+    fd, src = tempfile.mkstemp(suffix=".cpp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(_glue_head(code, fname, pre))
+        r = _run([_cxx(), *flags, *inc_flags, *defs, "-fsyntax-only", *_LOG_WARNINGS, src], "warnings")
+    finally:
+        try:
+            os.unlink(src)
+        except OSError:
+            pass
+    inc_dir = str(_INCLUDE_DIR)
+    out = []
+    keep = False
+    for line in r.stderr.splitlines():
+        if not line.startswith(" "):   # a diagnostic's first line (or "In function ...:" context)
+            keep = "warning:" in line and not line.startswith((inc_dir, src, "/usr/"))
+        if keep:
+            out.append(line)
+    _logs[key] = log = "\n".join(out) + ("\n" if out else "")
+    return log
 
 
 def _glue_head(code: str, fname: str, pre: list[str]) -> str:

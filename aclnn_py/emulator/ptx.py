@@ -23,7 +23,8 @@ asm statement is refused).
 Instructions: mov (special registers, pack/unpack), ld/st (state spaces, cache and memory-order
 qualifiers, .v2/.v4), cvta, prefetch, atom/red, membar/fence, bar/barrier.sync 0, bar.warp.sync,
 add/sub/mul/mad (.lo/.hi/.wide/.cc/.sat), addc/subc/madc, mul24.lo, div/rem, min/max, abs, neg,
-and/or/xor/not/cnot, shl/shr, brev, popc, clz, bfind, bfe, bfi, prmt (all modes), shf, lop3,
+and/or/xor/not/cnot, shl/shr, brev, popc, clz, bfind, bfe, bfi, prmt (all modes), shf, lop3, the SIMD video instructions (vadd4/2, vsub, vavrg, vabsdiff, vmin,
+vmax with .sat or .add, default selectors),
 dp4a/dp2a, selp, setp, cvt (int/float/f16/bf16 with rounding, .sat, .ftz, .relu; f16x2/bf16x2),
 f32/f64 add/sub/mul/div/fma/rcp/sqrt (all roundings, .ftz, .sat), rsqrt/ex2/lg2/sin/cos/tanh
 (.approx computed accurately, as the emulator's fast intrinsics), f16/bf16(x2) add/sub/mul/fma
@@ -1144,6 +1145,38 @@ class _Gen:
         self.check_mods(mods, set())
         x, y, z, lut = (self.operand(v).read("uint32_t") for v in a[1:])
         return self.operand(a[0]).write("uint32_t", f"__P::lop3({x}, {y}, {z}, ({lut}) & 0xffu)")
+
+    # SIMD video instructions (vadd4, vabsdiff4 ... and the 2-lane forms): the default lane selectors and
+    # mask only; .sat, or .add (the lanes' results summed into c, the sum-of-absolute-differences idiom
+    # of cuda-samples' stereoDisparity `__usad4`)
+    _VIDEO = {"vadd": "add", "vsub": "sub", "vavrg": "avrg", "vabsdiff": "absdiff", "vmin": "min", "vmax": "max"}
+
+    def _video(self, op, lanes, mods, a):
+        self.need(a, 4)
+        self.check_mods(mods, {"sat", "add"})
+        ts = self.types(mods)
+        if len(ts) != 3 or any(t not in ("u32", "s32") for t in ts) or ("sat" in mods and "add" in mods):
+            raise Unsupported(self.mnem)
+        if any("." in v.split("[")[-1] for v in a):   # lane selectors / masks (%1.b3210): not implemented
+            raise Unsupported(self.mnem, "lane selector or mask")
+        x, y, z = (self.operand(v).read("uint32_t") for v in a[1:])
+        sd, sa, sb = ("true" if t == "s32" else "false" for t in ts)
+        mode = 2 if "add" in mods else 1 if "sat" in mods else 0
+        return self.operand(a[0]).write(
+            "uint32_t", f"__P::video<{lanes}, __P::Video::{op}, {sd}, {sa}, {sb}, {mode}>({x}, {y}, {z})")
+
+    def i_vadd4(self, mods, a): return self._video("add", 4, mods, a)
+    def i_vsub4(self, mods, a): return self._video("sub", 4, mods, a)
+    def i_vavrg4(self, mods, a): return self._video("avrg", 4, mods, a)
+    def i_vabsdiff4(self, mods, a): return self._video("absdiff", 4, mods, a)
+    def i_vmin4(self, mods, a): return self._video("min", 4, mods, a)
+    def i_vmax4(self, mods, a): return self._video("max", 4, mods, a)
+    def i_vadd2(self, mods, a): return self._video("add", 2, mods, a)
+    def i_vsub2(self, mods, a): return self._video("sub", 2, mods, a)
+    def i_vavrg2(self, mods, a): return self._video("avrg", 2, mods, a)
+    def i_vabsdiff2(self, mods, a): return self._video("absdiff", 2, mods, a)
+    def i_vmin2(self, mods, a): return self._video("min", 2, mods, a)
+    def i_vmax2(self, mods, a): return self._video("max", 2, mods, a)
 
     def i_dp4a(self, mods, a):
         self.need(a, 4)

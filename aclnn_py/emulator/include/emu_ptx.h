@@ -360,6 +360,39 @@ static inline uint32_t lop3(uint32_t a, uint32_t b, uint32_t c, uint32_t lut) {
         if ((lut >> i) & 1u) r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? c : ~c);
     return r;
 }
+// SIMD video instructions (vadd4 ... vabsdiff2): Lanes lanes of 32 / Lanes bits; each lane's result is
+// computed exactly from the lanes of a and b (signed or not); Mode 0 keeps its low bits (wrap), 1
+// saturates it to d's lane range, 2 (.add) sums the lanes' results into c.
+enum class Video { add, sub, avrg, absdiff, min, max };
+template <int Lanes, Video Op, bool SD, bool SA, bool SB, int Mode>
+static inline uint32_t video(uint32_t a, uint32_t b, uint32_t c) {
+    constexpr int W = 32 / Lanes;
+    constexpr uint32_t M = (W == 32) ? 0xffffffffu : ((1u << W) - 1u);
+    int64_t acc = 0;
+    uint32_t r = 0;
+    for (int i = 0; i < Lanes; ++i) {
+        const uint32_t ua = (a >> (W * i)) & M, ub = (b >> (W * i)) & M;
+        const int64_t x = SA ? static_cast<int64_t>(static_cast<int32_t>(ua << (32 - W)) >> (32 - W)) : static_cast<int64_t>(ua);
+        const int64_t y = SB ? static_cast<int64_t>(static_cast<int32_t>(ub << (32 - W)) >> (32 - W)) : static_cast<int64_t>(ub);
+        int64_t v = 0;
+        switch (Op) {
+            case Video::add: v = x + y; break;
+            case Video::sub: v = x - y; break;
+            case Video::avrg: v = (x + y + 1) >> 1; break;
+            case Video::absdiff: v = x > y ? x - y : y - x; break;
+            case Video::min: v = x < y ? x : y; break;
+            case Video::max: v = x > y ? x : y; break;
+        }
+        if (Mode == 2) { acc += v; continue; }
+        if (Mode == 1) {
+            const int64_t lo = SD ? -(int64_t(1) << (W - 1)) : 0;
+            const int64_t hi = SD ? (int64_t(1) << (W - 1)) - 1 : int64_t(M);
+            v = v < lo ? lo : v > hi ? hi : v;
+        }
+        r |= (static_cast<uint32_t>(v) & M) << (W * i);
+    }
+    return Mode == 2 ? static_cast<uint32_t>(c + static_cast<uint64_t>(acc)) : r;
+}
 template <bool PtxSA, bool PtxSB>
 static inline uint32_t dp4a(uint32_t a, uint32_t b, uint32_t c) {
     int64_t s = 0;

@@ -1,0 +1,3 @@
+
+template<typename Tv, typename Tp>
+__global__ void bare_cubin_probe() { }
