@@ -222,8 +222,8 @@ MAKERS = {"BatchNorm": db.make_bn, "BatchNormBackward": db.make_bnb, "BatchNormS
 @pytest.mark.parametrize("name", list(MAKERS))
 @pytest.mark.parametrize("cl", [False, True], ids=["NCX", "NXC"])
 def test_bitwise_reproducible_with_splits(name, cl):
-    shape = (32, 2, 48, 40) if not cl else (32, 48, 40, 2)
-    N, C, S = 32, 2, 48 * 40
+    shape = (128, 2, 48, 40) if not cl else (128, 48, 40, 2)
+    N, C, S = 128, 2, 48 * 40
     assert bp.plan_reduction(N, C, S, cl)[2] > 1, "the shape must give several reduction splits"
     rng = np.random.default_rng(6)
     if name == "BatchNormElemtBackward":
