@@ -208,6 +208,15 @@ __device__ __forceinline__ void ld_vec(const T* __restrict__ base, long long idx
     aclnn::load_vec_f32<N>(base, idx, f);
   }
 }
+// ld_vec in load_vec_f32_split's order (a reduction's lanes): double and float as ld_vec.
+template <int N, typename T>
+__device__ __forceinline__ void ld_vec_split(const T* __restrict__ base, long long idx, acc_t<T> (&f)[N]) {
+  if constexpr (sizeof(T) == 8) {
+    ld_vec<N>(base, idx, f);
+  } else {
+    aclnn::load_vec_f32_split<N>(base, idx, f);
+  }
+}
 template <int N, typename T>
 __device__ __forceinline__ void st_vec(T* __restrict__ base, long long idx, const acc_t<T> (&f)[N]) {
   if constexpr (sizeof(T) == 8) {
@@ -340,7 +349,8 @@ __device__ __forceinline__ int lane_id() {
 // FULL: the whole step is in the tile (rem >= tx*E), so every load / store is unconditional, which
 // the host emulator's g++ can keep in SIMD registers (an access under `if (in)` it could not).
 // ------------------------------------------------------------------------------------------------
-template <typename T, int VW, int E, bool FULL = false>
+// SPLIT: each vector's elements in ld_vec_split's order (for sums whose order is the caller's).
+template <typename T, int VW, int E, bool FULL = false, bool SPLIT = false>
 __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long at, int rem, int tx, int x,
                                          acc_t<T> (&v)[E], bool (&ok)[E]) {
   constexpr int V = VW > 0 ? VW : 1;
@@ -351,7 +361,10 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
       const bool in = FULL || off < rem;
       acc_t<T> f[V];
       if (in) {
-        ld_vec<V>(base, at + off, f);
+        if constexpr (SPLIT)
+          ld_vec_split<V>(base, at + off, f);
+        else
+          ld_vec<V>(base, at + off, f);
       } else {
 #pragma unroll
         for (int k = 0; k < V; ++k) f[k] = acc_t<T>(0);
@@ -698,7 +711,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     for (; so + step <= len; so += step) {  // full steps: every element is in the tile
       A v[E];
       bool ok[E];
-      ncx_load<T, VW, E, true>(x, off0 + so, len - so, tx, xi, v, ok);
+      ncx_load<T, VW, E, true, true>(x, off0 + so, len - so, tx, xi, v, ok);  // lanes: any order
       A r[R][L];
 #pragma unroll
       for (int e = 0; e < E; ++e) r[e / L][e % L] = v[e] - K;
