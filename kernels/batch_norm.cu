@@ -291,6 +291,7 @@ __device__ __forceinline__ bool all_aligned(unsigned long long bytes, const void
 }
 
 template <int W> struct VecWidth { static constexpr int value = W; };
+template <bool B> struct BoolConst { static constexpr bool value = B; };
 
 // Runs body(VecWidth<VW>{}) with the NCX vector width (elements per vector access) for planes of S
 // elements at these pointers (nullptr: unused): 16-byte vectors when S and every pointer allow
@@ -1334,34 +1335,46 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
   if (t >= Tc) return;
   TileWalk tile(t, stride, g.segs, 1);
   const int step = tx * E;
+  // kLanes interleaved sums per stream, added up once at the end (a sum per step was a horizontal add
+  // and a dependency chain through s1/s2 every E elements)
+  constexpr int L = kLanes;
+  A l1[L], l2[L];
+#pragma unroll
+  for (int k = 0; k < L; ++k) l1[k] = l2[k] = A(0);
+  auto add_step = [&](int so, long long s0, long long off0, const unsigned* mrow, int len, auto full) {
+    constexpr bool FULL = decltype(full)::value;
+    A d[E], v[E];
+    bool ok[E];
+    // unmasked full steps: both streams in ld_vec_split's order (the lanes' order is ours; a mask's
+    // bits are in the elements' order)
+    ncx_load<T, VW, E, FULL, FULL && !MASKED>(dy, off0 + so, len - so, tx, xi, d, ok);
+    ncx_load<T, VW, E, FULL, FULL && !MASKED>(x, off0 + so, len - so, tx, xi, v, ok);
+    if constexpr (MASKED) {
+      bool bit[E];
+      ncx_read_bits<T, VW, E>(mrow, s0 + so, len - so, tx, xi, bit);
+#pragma unroll
+      for (int e = 0; e < E; ++e)
+        if (!bit[e]) d[e] = A(0);
+    }
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      l1[e % L] += FULL || ok[e] ? d[e] : A(0);
+      l2[e % L] += FULL || ok[e] ? d[e] * (v[e] - m) : A(0);
+    }
+  };
   for (; t < Tc; t += stride) {
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
-    for (int so = 0; so < len; so += step) {
-      A d[E], v[E];
-      bool ok[E];
-      ncx_load<T, VW, E>(dy, off0 + so, len - so, tx, xi, d, ok);
-      ncx_load<T, VW, E>(x, off0 + so, len - so, tx, xi, v, ok);
-      if constexpr (MASKED) {
-        bool bit[E];
-        ncx_read_bits<T, VW, E>(mask + p * W, s0 + so, len - so, tx, xi, bit);
-#pragma unroll
-        for (int e = 0; e < E; ++e)
-          if (!bit[e]) d[e] = A(0);
-      }
-      A a[E], b[E];
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        a[e] = ok[e] ? d[e] : A(0);
-        b[e] = ok[e] ? d[e] * (v[e] - m) : A(0);
-      }
-      s1 += aclnn::chunk_sum(a);
-      s2 += aclnn::chunk_sum(b);
-    }
+    const unsigned* mrow = MASKED ? mask + p * W : nullptr;
+    int so = 0;
+    for (; so + step <= len; so += step) add_step(so, s0, off0, mrow, len, BoolConst<true>{});
+    if (so < len) add_step(so, s0, off0, mrow, len, BoolConst<false>{});
     tile.advance();
   }
+  s1 += (l1[0] + l1[1]) + (l1[2] + l1[3]);
+  s2 += (l2[0] + l2[1]) + (l2[2] + l2[3]);
 }
 
 // One NXC backward-reduce chunk of a thread's 4 channels: per-channel sums of dy' and dy' * (x - m)
