@@ -690,3 +690,40 @@ def test_exchange_between_barriers_inside_a_loop(d):
     for _ in range(rounds):
         v = v + v[np.arange(v.size) ^ 1]
     np.testing.assert_array_equal(got, v)
+
+
+GLOBAL_MORE = r"""
+// a Hillis-Steele scan of each warp's 32 values in place in global memory, no __syncwarp
+extern "C" __global__ void global_scan(int* g) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+    if (lane >= 1) g[i] = g[i] + g[i - 1];
+    if (lane >= 2) g[i] = g[i] + g[i - 2];
+    if (lane >= 4) g[i] = g[i] + g[i - 4];
+    if (lane >= 8) g[i] = g[i] + g[i - 8];
+    if (lane >= 16) g[i] = g[i] + g[i - 16];
+}
+// each thread updates three elements of its own (llm.c's permute_kernel_backward): no point needed
+extern "C" __global__ void own_elements(float* dinp, const float* dq, int n) {
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < n) {
+        const int i = 3 * idx;
+        dinp[i] += dq[idx];
+        dinp[i + n] += 2.0f * dq[idx];
+        dinp[i + 2 * n] += dinp[i];
+    }
+}
+"""
+
+
+def test_warp_scan_in_place_in_global_memory(d):
+    x = np.random.default_rng(17).integers(-100, 100, 4 * 64).astype(np.int32)
+    p = d.up(x)
+    mod = A.RawModule(code=GLOBAL_MORE)
+    got = _run(d, mod, "global_scan", 4, 64, (p,), p, x.size, np.int32)
+    np.testing.assert_array_equal(got, _hs_scan(x))
+
+
+def test_a_threads_own_global_elements_get_no_point(d):
+    fn = C.compile_module(GLOBAL_MORE, filename="own_elements.cu").get_function("own_elements")
+    assert not fn.uses_sync          # no point: it runs as a plain loop over the threads
+    assert C.compile_module(GLOBAL_MORE, filename="own_elements.cu").get_function("global_scan").uses_sync

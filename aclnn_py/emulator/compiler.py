@@ -1191,7 +1191,8 @@ def _assign_kind(w: list[str], j: int, hi: int, prev: str, prev2: str) -> int:
 
 
 class _Access:
-    # via: through a user function (a helper, a lambda) the shared array is passed to or that touches it
+    # via: in a call of a user function that names the shared array itself (a lambda that captures it,
+    # a function that touches a file-scope one), not one it is passed to
     __slots__ = ("kind", "name", "index", "pos", "root", "via")
 
     def __init__(self, kind, name, index, pos, root, via=False):
@@ -1271,7 +1272,6 @@ def _accesses(w: list[str], lo: int, hi: int, shared: dict[str, bool], roots: di
             prev2 = w[k - 2] if k - 1 > lo else ""
             address = prev == "&" and not (_ident(prev2) or prev2 in (")", "]") or prev2[:1].isdigit())
             index: tuple | None = tuple(idx)
-            via = False
             if (shared[t] and (not idx or idx[0] != "[")) or address:
                 # the array, a pointer or an element's address: passed to a call, or cast and
                 # subscripted (`((uint*)s)[i] = 0`, `reinterpret_cast<float4*>(&s[i])[0] = v`)
@@ -1284,7 +1284,7 @@ def _accesses(w: list[str], lo: int, hi: int, shared: dict[str, bool], roots: di
                     # pointer): nothing here (its own body is analysed where it is the user's)
                     g = call[0].split("/")[0]
                     kind = 0 if g in cover else summaries.get(call[0], {}).get(call[1], 0)
-                    index, via = None, True
+                    index = None
                 else:
                     e = j
                     while e < hi and w[e] == ")":
@@ -1303,7 +1303,7 @@ def _accesses(w: list[str], lo: int, hi: int, shared: dict[str, bool], roots: di
             else:
                 kind = _assign_kind(w, j, hi, prev, prev2)
             if kind:
-                acc.append(_Access(kind, t, index, k, roots.get(t, t), via))
+                acc.append(_Access(kind, t, index, k, roots.get(t, t)))
             k = j
             continue
         if nxt == "(" and effects.get(t):   # a user function (a lambda) that touches shared memory it names
@@ -1380,6 +1380,23 @@ def _ascending_safe(write: tuple, read: tuple, rising) -> bool:
         return False
     a, b = _affine(list(write[wo + 1:wi])), _affine(list(read[ro + 1:ri]))
     return a is not None and b is not None and a[0] == b[0] and b[1] >= a[1]
+
+
+def _other_lane(write: tuple, read: tuple) -> bool:
+    """Whether slot `read` is one another lane of the warp that stores slot `write` may hold: the same
+    subscripts but the last, whose terms are the same and whose literals differ by less than a warp
+    (`g[t]`, `g[t + 16]`), or that swizzles with an xor (`g[i]`, `g[i ^ 1]`). Not `g[k + n]` after
+    `g[k]` (a thread's own next element, n elements on)."""
+    if write[-1] != "]" or read[-1] != "]":
+        return False
+    wo, ro = _match_back(list(write), len(write) - 1, "[", "]"), _match_back(list(read), len(read) - 1, "[", "]")
+    if wo < 0 or ro < 0 or write[:wo] != read[:ro]:
+        return False
+    rs = list(read[ro + 1:-1])
+    if "^" in rs:
+        return True
+    a, b = _affine(list(write[wo + 1:-1])), _affine(rs)
+    return a is not None and b is not None and a[0] == b[0] and 0 < abs(b[1] - a[1]) < 32
 
 
 def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> tuple[str, set[str]]:
@@ -1768,12 +1785,14 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                 return False
             for x in a.roots & b.roots:
                 if x in groots:
-                    # global memory: only a store of a thread's slot, then a load of another thread's
-                    # slot (`g[t] += g[t + 16];` then `g[t] += g[t + 8];`, `g[i] = v; w = g[i ^ 1];`) in
-                    # straight-line code. Correct code never does that across warps, so a point there
-                    # costs nothing elsewhere; loads of slots many threads read (`out[0]`), subscripts
-                    # not seen to name a thread (`img[r * W + c]` with r = i / W) and loops (a thread's
-                    # own recurrence `y[row * n + j] = y[row * n + j - 1] + ...`) are left as written
+                    # global memory: only a store of a thread's slot, then a load of another lane's
+                    # (_other_lane: `g[t] += g[t + 16];` then `g[t] += g[t + 8];`, `g[i] = v; w = g[i ^
+                    # 1];`) in straight-line code. Correct code does not do that (across warps it is a
+                    # race), so a point there costs nothing elsewhere; loads of slots many threads
+                    # read (`out[0]`), subscripts not seen to name a thread (`img[r * W + c]` with r =
+                    # i / W), a thread's own other elements (llm.c's permute_kernel_backward: `dinp[i]
+                    # += dq[k]; dinp[i + NH * d] += dk[k];`) and loops (`y[row * n + j] = y[row * n + j
+                    # - 1] + ...`) are left as written
                     if in_loop:
                         continue
                     for p in a.acc:
@@ -1782,7 +1801,7 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                             continue
                         for q in b.acc:
                             if q.root == x and q.kind & _R and q.index is not None and index_tid(q.index) and not (
-                                    b.covers and min(b.covers) < q.pos) and not same_thread(p, q, lo, hi):
+                                    b.covers and min(b.covers) < q.pos) and _other_lane(p.index, q.index):
                                 return True
                     continue
                 for p in a.acc:
@@ -1792,9 +1811,11 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                         if q.root != x or (b.covers and min(b.covers) < q.pos):
                             continue   # (a barrier before it)
                         if p.index is None and q.index is None and not (p.via and q.via):
-                            # both through pointers / casts / atomics: no sign of another thread's slot;
-                            # but both through helpers or lambdas (`step(s, 16); step(s, 8);`): they may
-                            # touch any slot (a point costs a context switch, a missing one a wrong sum)
+                            # both through pointers, casts, atomics or helpers the array is passed to:
+                            # no sign of another thread's slot (cuda-samples' histogram64 calls
+                            # `addByte(s_ThreadBase, ...)` three times a word on its own slots); but two
+                            # calls of a lambda or function that names the array (`step(16); step(8);`,
+                            # the lambda capturing `s`) touch what its body does, out of sight here
                             continue
                         store_load = (p.kind & (_W | _A) and q.kind & _R) or (p.kind & _W and q.kind & _A) \
                             or (p.kind & _A and q.kind & _W)
@@ -1917,9 +1938,19 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             if cyclic:
                 hcov = bool(_accesses(w, header[0], header[1], {}, {}, {}, {}, cover)[1])
                 in_loop = True
-            # (code inside a loop that synchronises is looked at like any other: between its barriers,
-            # a thread that reads what another stored with none between relies on the warp, `if (wid
-            # == 0) { s[lane] += s[lane ^ 16]; ... }` as much as `if (tid < 32)`; barriers end pairs)
+                # A loop that reaches a barrier or a collective, or strides by the block or the grid
+                # (`for (i = threadIdx.x; i < n; i += blockDim.x)`), is block-synchronous code: its
+                # statements are paired within an iteration (between its barriers a thread that reads
+                # what another stored relies on the warp: `if (wid == 0) { s[lane] += s[lane ^ 16];
+                # ... }` as much as `if (tid < 32)`), not around the loop, where the analysis would see
+                # a thread's next grid-stride item (cuda-samples' scalarProd) or a collective's result
+                # stored after it (`acc[w] = cg::reduce(...)`) as another thread's
+                parts = _split_top_semis(w, header[0] + 1, header[1] - 1)
+                step = w[parts[2][0]:parts[2][1]] if len(parts) == 3 else []
+                strided = any((step[m] == "dims" and step[m + 1] == "." and step[m + 2] in ("bdim", "gdim")) or
+                              (step[m] in ("size", "num_threads") and step[m + 1] == "(") for m in range(len(step) - 2))
+                if hcov or strided or _accesses(w, i, e + 1, {}, {}, {}, {}, cover)[1]:
+                    cyclic = False
             if w[i] == "{":
                 block(i + 1, e, cyclic, hcov, depth, False, in_loop)
             elif cyclic and w[i] != ";":
@@ -1969,8 +2000,9 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             if all(a.name == x and a.index is not None and (_ascending_safe(wi, a.index, up) or
                                                             same_thread(stores[0], a, lo, hi + 1)) for a in loads):
                 return
-            if root in groots and (in_loop or not index_tid(wi) or
-                                   any(a.index is None or not index_tid(a.index) for a in loads)):
+            if root in groots and (in_loop or not index_tid(wi) or any(
+                    a.index is None or not index_tid(a.index) or not _other_lane(wi, a.index)
+                    for a in loads if a.index != wi)):
                 return   # global memory: as in hazard, another thread's slot in straight-line code only
             if any(t in ("vptr", "vref", "vptr_cast") for t in w[lo:hi]):
                 return
