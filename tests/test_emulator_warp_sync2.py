@@ -727,3 +727,70 @@ def test_a_threads_own_global_elements_get_no_point(d):
     fn = C.compile_module(GLOBAL_MORE, filename="own_elements.cu").get_function("own_elements")
     assert not fn.uses_sync          # no point: it runs as a plain loop over the threads
     assert C.compile_module(GLOBAL_MORE, filename="own_elements.cu").get_function("global_scan").uses_sync
+
+
+def _points(code: str) -> list[str]:
+    """The lines of `code` (a kernel source, preprocessed by hand) that get a convergence point (as in
+    test_emulator_warp_sync.py)."""
+    for name, spelt in (("__shared__", "thread_local"), ("threadIdx", "(::__emu::dims.tid)"),
+                        ("blockIdx", "(::__emu::dims.bid)"), ("blockDim", "(::__emu::dims.bdim)")):
+        code = code.replace(name, spelt)
+    text = '# 1 "kernel.cu"\n' + C._rewrite_volatile(C._rewrite_extern_shared(code))
+    scan = C._Scan(text)
+    cover = scan.tainted(C._SYNC_PRIMITIVES - C._STMT_COVER_EXCLUDE, record=False)
+    out, _ = C._rewrite_warp_statements(text, cover)
+    assert out.count("\n") == text.count("\n")
+    return [line.strip() for line in out.splitlines() if "stmt_tick" in line]
+
+
+def test_where_the_new_points_go():
+    # a count-down index is split (lane l reads the slot of lane l - 1); a count-up one is not
+    got = _points("""
+__global__ void k(int* x) {
+    __shared__ int s[32];
+    const int lane = threadIdx.x, r = 31 - lane;
+    s[r] = x[lane];
+    s[r] += s[r + 1];
+    s[lane] += s[lane + 1];
+    x[lane] = s[lane];
+}""")
+    assert len(got) == 2 and got[0] == "s[r] = x[lane]; ::__emu::stmt_tick(1);" \
+        and got[1].startswith("{ auto&& __emu_r = (s[r] ); auto __emu_v = __emu_r; __emu_v += (s[r + 1]); "
+                              "::__emu::stmt_tick(2);") and got[1].endswith("::__emu::stmt_tick(3);"), got
+    # a warp index (`t >> 5`) is not a thread's own: `if (wid == 0)` is a warp's region, not one thread's,
+    # and inside a loop that synchronises its statements are paired within the iteration; the
+    # grid-stride loop gets no point around it (its next item is not another thread's slot)
+    got = _points("""
+__global__ void k(const int* x, int* out, int n) {
+    __shared__ int s[32];
+    const int t = threadIdx.x, lane = t & 31, wid = t >> 5;
+    for (int i = blockIdx.x; i < n; i += gridDim.x) {
+        if (lane == 0) s[wid] = x[i * 32 + wid];
+        __syncthreads();
+        if (wid == 0) {
+            s[lane] += s[lane ^ 16];
+            s[lane] += s[lane ^ 8];
+        }
+        __syncthreads();
+        if (t == 0) out[i] = s[0];
+    }
+}""")
+    assert len(got) == 2 and all("__emu_v += (s[lane ^" in g for g in got) and got[0].endswith("::__emu::stmt_tick(2);"), got
+    got = _points("""
+__global__ void k(int* x) {
+    __shared__ int s[64];
+    const int t = threadIdx.x;
+    s[t] = x[t];
+    __syncthreads();
+    if (t < 32) {
+        switch (blockDim.x) {
+        case 64: s[t] += s[t + 32];
+        case 32: s[t] += s[t + 16];
+        default: break;
+        }
+    }
+    x[t] = s[t];
+}""")
+    # a switch body: after a case's statement that another lane reads from in the next (none after the
+    # last: every lane then reads its own slot)
+    assert got == ["case 64: s[t] += s[t + 32]; ::__emu::stmt_tick(1);"], got

@@ -978,18 +978,21 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
 # first (cuda_emu.h), so the block goes through such code statement by statement, in thread order. A
 # statement that loads a slot of the array it stores to, other than its own or a higher one
 # (`s[t] += s[t - 1]`, `s[t] = s[t ^ 1]`), is split into its loads, a point, and its store, since a
-# GPU does every lane's loads before any lane's store (thread order is right for `s[t] += s[t + k]`).
-# Shared memory: names declared __shared__ (static or extern), local pointers initialised from them,
-# and pointer parameters of user functions some call passes them to. Two statements need no point when
-# they touch only the thread's own slot, row or column (the same subscript naming threadIdx or a
-# variable computed from it, unchanged between them), only read, or only use atomics; nor do accesses
-# that both go through helpers or pointers (no subscript to compare). Code inside a loop that itself
-# reaches a barrier or a collective, or strides by the block, is block-synchronous: there only a
-# region guarded by a thread index below a warp (`if (tid < 32)`, `if (lane < 16)`) is looked at. A
-# region only one thread runs (`if (tid == 0)`) needs none inside. A statement list that cannot be
-# delimited for certain (a switch body's case labels, try) is left as written. Any point is a
-# schedule a GPU may run: it cannot make a correct kernel wrong; it costs a context switch per thread
-# that passes it, and the function runs on fibers.
+# GPU does every lane's loads before any lane's store (thread order is right for `s[t] += s[t + k]`
+# where the stored slot's subscript grows with the thread index; not `s[31 - lane] += s[31 - lane + 1]`).
+# Shared memory: names declared __shared__ (static or extern; a lambda sees its function's), local
+# pointers initialised from them, and pointer parameters of user functions some call passes them to.
+# Two statements need no point when they touch only the thread's own slot, row or column (the same
+# subscript naming threadIdx or a variable computed from it, unchanged between them), only read, or
+# only use atomics; nor do accesses that both go through pointers or helpers the array is passed to
+# (no subscript to compare; two calls of a lambda that names the array are a pair). Code inside a loop
+# that itself reaches a barrier or a collective, or strides by the block, is block-synchronous: its
+# statements are paired within an iteration, not around the loop. Global memory (other pointer
+# parameters) is looked at in straight-line code only, for a store and a later load of another lane's
+# slot (see hazard). A region only one thread runs (`if (tid == 0)`) needs none inside. A switch
+# body is a statement list whose case labels are labels; one that cannot be delimited for certain
+# (try, asm) is left as written. Any point is a schedule a GPU may run: it cannot make a correct
+# kernel wrong; it costs a context switch per thread that passes it, and the function runs on fibers.
 _DIRECTIVE_LINE_RE = re.compile(r"^[ \t]*#[^\n]*", re.M)
 _STMT_COVER_EXCLUDE = frozenset(("vptr", "vref", "vptr_cast", "spin_tick"))   # not convergence points
 _COMPOUND_ASSIGN = frozenset("+-*/%&|^")
@@ -1357,29 +1360,53 @@ def _affine(sub: list[str]) -> tuple[tuple, int] | None:
 _NOT_RISING = frozenset(("-", "~", "^", "%", "?", "!"))
 
 
+def _subscripts(index: tuple) -> list[tuple]:
+    """An access's subscript and member tokens split into its parts: `[ t ] [ k ] . x` -> [('[', 't',
+    ']'), ('[', 'k', ']'), ('.', 'x')]."""
+    out, cur, depth = [], [], 0
+    for t in index:
+        if t in ("[", ".", "->") and depth == 0 and cur:
+            out.append(tuple(cur))
+            cur = []
+        depth += t == "["
+        depth -= t == "]"
+        cur.append(t)
+    if cur:
+        out.append(tuple(cur))
+    return out
+
+
 def _ascending_safe(write: tuple, read: tuple, rising) -> bool:
     """Whether thread order gives a converged warp's result for a statement that stores to slot
     `write` and loads slot `read` of the same array: the same slot, or a higher one (`s[t]` and
-    `s[t + k]`, `s[si - 4]` and `s[si + 59]`: a lower thread loads before the higher one stores) where
-    the last subscript of `write` grows with the thread index (rising(tokens)): not where it counts
-    down (`s[31 - lane]` and `s[31 - lane + 1]`: the slot above is a LOWER thread's, stored already)."""
+    `s[t + k]`, `s[si - 4]` and `s[si + 59]`, `s[ty][tx]` and `s[ty + half][tx]`: a lower thread
+    loads before the higher one stores) where the subscript that differs grows with the thread index
+    in `write` (rising(tokens)): not where it counts down (`s[31 - lane]` and `s[31 - lane + 1]`: the
+    slot above is a LOWER thread's, stored already). An added name (`+ k`, `+ stride`) is taken for a
+    non-negative offset, as the loop tails that use one mean it."""
     if read == write:
         return True
-    if not (write[-1] == "]" and read[-1] == "]"):
+    ws, rs = _subscripts(write), _subscripts(read)
+    diff = [i for i, (x, y) in enumerate(zip(ws, rs)) if x != y]
+    if len(ws) != len(rs) or len(diff) != 1:
         return False
-    wi, ri = len(write) - 1, len(read) - 1
-    wo, ro = _match_back(list(write), wi, "[", "]"), _match_back(list(read), ri, "[", "]")
-    if wo < 0 or not rising(list(write[wo + 1:wi])):
+    wg, rg = ws[diff[0]], rs[diff[0]]
+    if wg[0] != "[" or rg[0] != "[" or wg[-1] != "]" or rg[-1] != "]":
         return False
-    n = len(write)
-    if (n >= 3 and len(read) > n and read[:n - 1] == write[:n - 1]
-            and read[n - 1] == "+" and "[" not in read[n:]):
-        return True
-    # the same subscripts but the last, which differ by a literal offset upwards
-    if ro < 0 or write[:wo] != read[:ro]:
+    wsub, rsub = list(wg[1:-1]), list(rg[1:-1])
+    if not rising(wsub):
         return False
-    a, b = _affine(list(write[wo + 1:wi])), _affine(list(read[ro + 1:ri]))
-    return a is not None and b is not None and a[0] == b[0] and b[1] >= a[1]
+    if len(rsub) > len(wsub) and rsub[:len(wsub)] == wsub and rsub[len(wsub)] == "+" and "[" not in rsub[len(wsub):]:
+        return True   # `s[t + <anything but a load>]`
+    a, b = _affine(wsub), _affine(rsub)
+    if a is None or b is None or b[1] < a[1]:
+        return False
+    extra = list(b[0])
+    for term in a[0]:   # the stored slot's terms, each in the loaded one's, and what is left added
+        if term not in extra:
+            return False
+        extra.remove(term)
+    return all(sign == "+" and _NOT_RISING.isdisjoint(t.split()) and "[" not in t for sign, t in extra)
 
 
 def _other_lane(write: tuple, read: tuple) -> bool:
@@ -1735,18 +1762,7 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                     keep.append(a)
             return _StmtInfo(lo, hi, keep, cov, simple)
 
-        def subscripts(index: tuple) -> list[tuple]:
-            out, cur, depth = [], [], 0
-            for t in index:
-                if t in ("[", ".", "->") and depth == 0 and cur:
-                    out.append(tuple(cur))
-                    cur = []
-                depth += t == "["
-                depth -= t == "]"
-                cur.append(t)
-            if cur:
-                out.append(tuple(cur))
-            return out
+        subscripts = _subscripts
 
         def up(expr: list[str]) -> bool:
             return rising(expr, tids, down)
