@@ -1866,6 +1866,12 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                         return "warp"
                 if x == "=" and y == "=" and left_tid and right.rstrip("uUlL").isdigit():
                     return "one"
+                if x == "=" and y == "=" and left.rstrip("uUlL").isdigit() and j + 2 < hi:
+                    # `0 == threadIdx.x`, `0 == tid` (cuda-samples' eigenvalues kernels)
+                    r = w[j + 2:hi]
+                    if (r[0] in tids and (len(r) == 1 or r[1] in (")", "&"))) or (
+                            r[:7] == ["(", "::", "__emu", "::", "dims", ".", "tid"] and r[7:9] == [")", "."]):
+                        return "one"
             return ""
 
         def block(lo: int, hi: int, cyclic: bool, header_covers: bool, depth: int, wrap: bool,
