@@ -979,25 +979,27 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
 # first (cuda_emu.h), so the block goes through such code statement by statement, in thread order. A
 # statement that loads a slot of the array it stores to, other than its own or a higher one
 # (`s[t] += s[t - 1]`, `s[t] = s[t ^ 1]`), is split into its loads, a point, and its store, since a
-# GPU does every lane's loads before any lane's store (thread order is right for `s[t] += s[t + k]`).
-# Shared memory: names declared __shared__ (static or extern), local pointers initialised from them,
-# and pointer parameters of user functions some call passes them to. Two statements need no point when
-# they touch only the thread's own slot, row or column (the same subscript naming threadIdx or a
-# variable computed from it, unchanged between them), only read, or only use atomics; nor do accesses
-# that both go through helpers or pointers (no subscript to compare). Code inside a loop that itself
-# reaches a barrier or a collective, or strides by the block, is block-synchronous: there only a
-# region guarded by a thread index below a warp (`if (tid < 32)`, `if (lane < 16)`) is looked at. A
-# region only one thread runs (`if (tid == 0)`) needs none inside. A statement list that cannot be
-# delimited for certain (a switch body's case labels, try) is left as written. Any point is a
-# schedule a GPU may run: it cannot make a correct kernel wrong; it costs a context switch per thread
-# that passes it, and the function runs on fibers.
+# GPU does every lane's loads before any lane's store (thread order is right for `s[t] += s[t + k]`
+# where the stored slot's subscript grows with the thread index; not `s[31 - lane] += s[31 - lane + 1]`).
+# Shared memory: names declared __shared__ (static or extern; a lambda sees its function's), local
+# pointers initialised from them, and pointer parameters of user functions some call passes them to.
+# Two statements need no point when they touch only the thread's own slot, row or column (the same
+# subscript naming threadIdx or a variable computed from it, unchanged between them), only read, or
+# only use atomics; nor do accesses that both go through pointers or helpers the array is passed to
+# (no subscript to compare; two calls of a lambda that names the array are a pair). Code inside a loop
+# that itself reaches a barrier or a collective, or strides by the block, is block-synchronous: its
+# statements are paired within an iteration, not around the loop. Global memory (other pointer
+# parameters) is looked at in straight-line code only, for a store and a later load of another lane's
+# slot (see hazard). A region only one thread runs (`if (tid == 0)`) needs none inside. A switch
+# body is a statement list whose case labels are labels; one that cannot be delimited for certain
+# (try, asm) is left as written. Any point is a schedule a GPU may run: it cannot make a correct
+# kernel wrong; it costs a context switch per thread that passes it, and the function runs on fibers.
 _DIRECTIVE_LINE_RE = re.compile(r"^[ \t]*#[^\n]*", re.M)
 _STMT_COVER_EXCLUDE = frozenset(("vptr", "vref", "vptr_cast", "spin_tick"))   # not convergence points
 _COMPOUND_ASSIGN = frozenset("+-*/%&|^")
 _STMT_OPENERS = frozenset(("(", "[", "{"))
 _STMT_CLOSERS = frozenset((")", "]", "}"))
-_NOT_STMT = frozenset(("case", "default", "try", "catch", "asm", "__asm__", "__asm", "co_return", "co_yield",
-                       "co_await"))   # (a switch's body is not looked into: its case labels)
+_NOT_STMT = frozenset(("try", "catch", "asm", "__asm__", "__asm", "co_return", "co_yield", "co_await"))
 _ATTR_WORDS = frozenset(("__attribute__", "alignas", "__align__", "__declspec", "__launch_bounds__"))
 _NOT_CALLS = _KEYWORDS | frozenset(("__emu", "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"))
 _TID_WORDS = frozenset(("thread_rank", "laneid", "lane_id", "thread_index"))   # cg / helpers: a thread's own
@@ -1047,8 +1049,9 @@ def _stmt_end(w: list[str], i: int, stop: int) -> int:
         return c + 1 if 0 <= c and c + 1 < stop and w[c + 1] == ";" else -1
     if t in _NOT_STMT:
         return -1
-    if _ident(t) and i + 1 < stop and w[i + 1] == ":":   # a label: it and the statement it labels
-        return _stmt_end(w, i + 2, stop)
+    c = _label_end(w, i, stop)
+    if c >= 0:   # a label (`done:`, `case 64:`, `default:`): it and the statement it labels
+        return _stmt_end(w, c + 1, stop)
     depth = 0
     for j in range(i, stop):
         x = w[j]
@@ -1060,6 +1063,32 @@ def _stmt_end(w: list[str], i: int, stop: int) -> int:
                 return -1
         elif x == ";" and depth == 0:
             return j
+    return -1
+
+
+def _label_end(w: list[str], i: int, stop: int) -> int:
+    """Index of the `:` that ends the label at token i (`name:`, `case <constant>:`, `default:`), or -1
+    when no label starts there. A switch's body is a statement list like any other: its case labels
+    are jump targets, as a plain label is, and a convergence point after a statement under one is
+    passed by the threads that ran it (those that jump past it meet the others at the next)."""
+    t = w[i]
+    if t == "case":
+        depth = 0
+        for j in range(i + 1, stop):
+            x = w[j]
+            if x in _STMT_OPENERS:
+                depth += 1
+            elif x in _STMT_CLOSERS:
+                depth -= 1
+                if depth < 0:
+                    return -1
+            elif x in (";", "?"):
+                return -1   # (a conditional in a case constant: not worth delimiting)
+            elif x == ":" and depth == 0:
+                return j
+        return -1
+    if _ident(t) and i + 1 < stop and w[i + 1] == ":":
+        return i + 1
     return -1
 
 
@@ -1166,10 +1195,12 @@ def _assign_kind(w: list[str], j: int, hi: int, prev: str, prev2: str) -> int:
 
 
 class _Access:
-    __slots__ = ("kind", "name", "index", "pos", "root")
+    # via: in a call of a user function that names the shared array itself (a lambda that captures it,
+    # a function that touches a file-scope one), not one it is passed to
+    __slots__ = ("kind", "name", "index", "pos", "root", "via")
 
-    def __init__(self, kind, name, index, pos, root):
-        self.kind, self.name, self.index, self.pos, self.root = kind, name, index, pos, root
+    def __init__(self, kind, name, index, pos, root, via=False):
+        self.kind, self.name, self.index, self.pos, self.root, self.via = kind, name, index, pos, root, via
 
 
 def _call_at(w: list[str], lo: int, k: int) -> tuple[str, int] | None:
@@ -1279,8 +1310,8 @@ def _accesses(w: list[str], lo: int, hi: int, shared: dict[str, bool], roots: di
                 acc.append(_Access(kind, t, index, k, roots.get(t, t)))
             k = j
             continue
-        if nxt == "(" and effects.get(t):   # a user function that touches file-scope shared memory
-            acc.extend(_Access(_R | _W, x, None, k, x) for x in effects[t] if x in shared)
+        if nxt == "(" and effects.get(t):   # a user function (a lambda) that touches shared memory it names
+            acc.extend(_Access(_R | _W, x, None, k, x, True) for x in effects[t] if x in shared)
         k += 1
     return acc, covers
 
@@ -1294,47 +1325,106 @@ class _StmtInfo:
         self.stores = any(a.kind & (_W | _A) for a in acc)
 
 
-def _affine(sub: list[str]) -> tuple[tuple, int] | None:
-    """A subscript's terms as (the terms that are not integer literals, with their signs; the sum of
-    the literals): `t + 16` -> ((('+', 't'),), 16), `si + 64 - 5` -> ((('+', 'si'),), 59)."""
-    terms, c, depth, sign, cur = [], 0, 0, "+", []
+def _terms(sub: list[str]) -> list[tuple[str, list[str]]]:
+    """The top-level terms of an expression's tokens with their signs: `t + 16 - k` -> [('+', ['t']),
+    ('+', ['16']), ('-', ['k'])] (a unary sign is folded into its term's)."""
+    out, depth, sign, cur = [], 0, "+", []
     for x in sub + ["+"]:
-        if x in ("+", "-") and depth == 0 and cur:
-            lit = cur[0].rstrip("uUlL") if len(cur) == 1 else ""
-            if lit.isdigit():
-                c += int(lit) if sign == "+" else -int(lit)
-            else:
-                terms.append((sign, " ".join(cur)))
-            sign, cur = x, []
-            continue
-        if x in ("+", "-") and depth == 0:   # a unary sign
-            sign = "-" if (sign == "-") != (x == "-") else "+"
+        if x in ("+", "-") and depth == 0:
+            if cur:
+                out.append((sign, cur))
+                sign, cur = x, []
+            else:   # a unary sign
+                sign = "-" if (sign == "-") != (x == "-") else "+"
             continue
         depth += x in ("(", "[")
         depth -= x in (")", "]")
         cur.append(x)
+    return out
+
+
+def _affine(sub: list[str]) -> tuple[tuple, int] | None:
+    """A subscript's terms as (the terms that are not integer literals, with their signs; the sum of
+    the literals): `t + 16` -> ((('+', 't'),), 16), `si + 64 - 5` -> ((('+', 'si'),), 59)."""
+    terms, c = [], 0
+    for sign, cur in _terms(sub):
+        lit = cur[0].rstrip("uUlL") if len(cur) == 1 else ""
+        if lit.isdigit():
+            c += int(lit) if sign == "+" else -int(lit)
+        else:
+            terms.append((sign, " ".join(cur)))
     return (tuple(sorted(terms)), c) if terms or c else None
 
 
-def _ascending_safe(write: tuple, read: tuple) -> bool:
+# tokens that make a term naming a thread index other than increasing with it (`31 - lane`, `t ^ 1`,
+# `(t + 1) % 32`, `~t`, `c ? t : -t`)
+_NOT_RISING = frozenset(("-", "~", "^", "%", "?", "!"))
+
+
+def _subscripts(index: tuple) -> list[tuple]:
+    """An access's subscript and member tokens split into its parts: `[ t ] [ k ] . x` -> [('[', 't',
+    ']'), ('[', 'k', ']'), ('.', 'x')]."""
+    out, cur, depth = [], [], 0
+    for t in index:
+        if t in ("[", ".", "->") and depth == 0 and cur:
+            out.append(tuple(cur))
+            cur = []
+        depth += t == "["
+        depth -= t == "]"
+        cur.append(t)
+    if cur:
+        out.append(tuple(cur))
+    return out
+
+
+def _ascending_safe(write: tuple, read: tuple, rising) -> bool:
     """Whether thread order gives a converged warp's result for a statement that stores to slot
     `write` and loads slot `read` of the same array: the same slot, or a higher one (`s[t]` and
-    `s[t + k]`, `s[si - 4]` and `s[si + 59]`: a lower thread loads before the higher one stores)."""
+    `s[t + k]`, `s[si - 4]` and `s[si + 59]`, `s[ty][tx]` and `s[ty + half][tx]`: a lower thread
+    loads before the higher one stores) where the subscript that differs grows with the thread index
+    in `write` (rising(tokens)): not where it counts down (`s[31 - lane]` and `s[31 - lane + 1]`: the
+    slot above is a LOWER thread's, stored already). An added name (`+ k`, `+ stride`) is taken for a
+    non-negative offset, as the loop tails that use one mean it."""
     if read == write:
         return True
-    n = len(write)
-    if (n >= 3 and write[-1] == "]" and len(read) > n and read[:n - 1] == write[:n - 1]
-            and read[n - 1] == "+" and read[-1] == "]" and "[" not in read[n:]):
-        return True
-    # the same subscripts but the last, which differ by a literal offset upwards
-    wi, ri = len(write) - 1, len(read) - 1
-    if not (write[-1] == "]" and read[-1] == "]"):
+    ws, rs = _subscripts(write), _subscripts(read)
+    diff = [i for i, (x, y) in enumerate(zip(ws, rs)) if x != y]
+    if len(ws) != len(rs) or len(diff) != 1:
         return False
-    wo, ro = _match_back(list(write), wi, "[", "]"), _match_back(list(read), ri, "[", "]")
+    wg, rg = ws[diff[0]], rs[diff[0]]
+    if wg[0] != "[" or rg[0] != "[" or wg[-1] != "]" or rg[-1] != "]":
+        return False
+    wsub, rsub = list(wg[1:-1]), list(rg[1:-1])
+    if not rising(wsub):
+        return False
+    if len(rsub) > len(wsub) and rsub[:len(wsub)] == wsub and rsub[len(wsub)] == "+" and "[" not in rsub[len(wsub):]:
+        return True   # `s[t + <anything but a load>]`
+    a, b = _affine(wsub), _affine(rsub)
+    if a is None or b is None or b[1] < a[1]:
+        return False
+    extra = list(b[0])
+    for term in a[0]:   # the stored slot's terms, each in the loaded one's, and what is left added
+        if term not in extra:
+            return False
+        extra.remove(term)
+    return all(sign == "+" and _NOT_RISING.isdisjoint(t.split()) and "[" not in t for sign, t in extra)
+
+
+def _other_lane(write: tuple, read: tuple) -> bool:
+    """Whether slot `read` is one another lane of the warp that stores slot `write` may hold: the same
+    subscripts but the last, whose terms are the same and whose literals differ by less than a warp
+    (`g[t]`, `g[t + 16]`), or that swizzles with an xor (`g[i]`, `g[i ^ 1]`). Not `g[k + n]` after
+    `g[k]` (a thread's own next element, n elements on)."""
+    if write[-1] != "]" or read[-1] != "]":
+        return False
+    wo, ro = _match_back(list(write), len(write) - 1, "[", "]"), _match_back(list(read), len(read) - 1, "[", "]")
     if wo < 0 or ro < 0 or write[:wo] != read[:ro]:
         return False
-    a, b = _affine(list(write[wo + 1:wi])), _affine(list(read[ro + 1:ri]))
-    return a is not None and b is not None and a[0] == b[0] and b[1] >= a[1]
+    rs = list(read[ro + 1:-1])
+    if "^" in rs:
+        return True
+    a, b = _affine(list(write[wo + 1:-1])), _affine(rs)
+    return a is not None and b is not None and a[0] == b[0] and 0 < abs(b[1] - a[1]) < 32
 
 
 def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> tuple[str, set[str]]:
@@ -1347,8 +1437,6 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
     # a macro from a system header expands); only the user's own functions and declarations count
     base, stop = segs[0][0], segs[-1][1]
     region = text[base:stop]
-    if "thread_local" not in region:
-        return text, set()
     raw = [(m.group(0), m.start(), m.end()) for m in _TOKEN_RE.finditer(region)]
     scan = _Scan(region)
     if [t for t, _, _ in raw] != scan.toks:
@@ -1406,8 +1494,6 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                 names[d[0]] = d[1]
         fa = owner(k)
         (file_shared if fa is None else local_shared.setdefault(fa, {})).update(names)
-    if not file_shared and not local_shared:
-        return text, set()
 
     # parameter names of the user's functions, and which are pointers
     fparams: dict[int, list[tuple[str, bool]]] = {}
@@ -1429,6 +1515,11 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                     fparams[fa] = plist
                     by_name.setdefault(name, []).append(fa)
                 break
+    if not file_shared and not local_shared and not any(p for pl in fparams.values() for _, p in pl):
+        return text, set()   # (no shared memory, no pointer parameter)
+
+    # the bodies around each body (a lambda's, stored in a variable: `auto step = [&](int k) {...};`)
+    enclosing = {fa: [e for e, (_, eb) in bodies.items() if e < fa and fb < eb] for fa, (_, fb) in bodies.items()}
 
     # per function: its shared names (file scope, its own, pointer parameters some call passes a
     # shared name to, local pointers initialised from one: `T* row = s + 32 * warp;`), the array each
@@ -1436,31 +1527,56 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
     # computed from one without a division, a parameter every call passes one to)
     shared_params: dict[str, set[int]] = {}
     tid_params: dict[str, set[int]] = {}
+    down_params: dict[str, set[int]] = {}   # thread-index parameters some call passes a count-down one to
 
     def is_tid(expr: list[str], tids: set[str]) -> bool:
         """Whether expr is an index of a thread's own: it names threadIdx, thread_rank() or a name that
-        holds one outside subscripts (a load, `x[t]`, is not one), and divides nothing (`t / 32`)."""
+        holds one outside subscripts (a load, `x[t]`, is not one), and divides nothing (`t / 32`, `t >>
+        5`) nor clears low bits (`t & ~31`): those are shared by the lanes of a warp."""
         depth, found = 0, False
         for j, x in enumerate(expr):
             if x == "[":
                 depth += 1
             elif x == "]":
                 depth -= 1
-            elif x in ("/", ">>"):
+            elif x in ("/", "~") or (x == ">" and j + 1 < len(expr) and expr[j + 1] == ">"):
+                # (the tokenizer gives `>>` as two `>`)
                 return False
             elif depth <= 0 and (x in tids or x in _TID_WORDS or (x == "tid" and j >= 2 and expr[j - 1] == "."
                                                                   and expr[j - 2] == "dims")):
                 found = True
         return found
 
-    def local_view(fa: int) -> tuple[dict[str, bool], dict[str, str], set[str]]:
+    def rising(expr: list[str], tids: set[str], down: set[str]) -> bool:
+        """Whether a subscript grows with the thread index: it names one, and each of its top-level terms
+        that does is added and holds no `-`, `~`, `^`, `%`, `?`, `!` (`t`, `32 * warp + lane`, `t - 16`,
+        `2 * t + 1`; not `31 - lane`, `blockDim.x - 1 - t`, `lane ^ 1`, nor a name defined so: `down`)."""
+        found = False
+        for sign, cur in _terms(expr):
+            if not down.isdisjoint(cur):
+                return False
+            if is_tid(cur, tids):
+                if sign == "-" or not _NOT_RISING.isdisjoint(cur):
+                    return False
+                found = True
+        return found
+
+    def local_view(fa: int) -> tuple[dict[str, bool], dict[str, str], set[str], set[str], set[str]]:
         name, fb = bodies[fa]
         plist = fparams.get(fa, [])
         sh = dict(file_shared)
+        for e in enclosing[fa]:   # a lambda sees the __shared__ arrays of the functions around it
+            sh.update(local_shared.get(e, {}))
         sh.update(local_shared.get(fa, {}))
         sh.update({plist[i][0]: True for i in shared_params.get(name, ()) if i < len(plist) and plist[i][1]
                    and plist[i][0]})
+        # the other pointer parameters (global memory, as a rule) and local pointers initialised from
+        # them: looked at in straight-line code only, for a store and a later load of another thread's
+        # slot (see hazard)
+        glob = {p for p, is_ptr in plist if is_ptr and p and p not in sh}
+        sh.update({p: True for p in glob})
         ptids = {plist[i][0] for i in tid_params.get(name, ()) if i < len(plist) and plist[i][0]}
+        pdown = {plist[i][0] for i in down_params.get(name, ()) if i < len(plist) and plist[i][0]}
         roots: dict[str, str] = {}
         defs: dict[str, list[list[str]]] = {}   # name -> what each `name = ...` assigns it
         for k in range(fa + 1, fb):
@@ -1498,6 +1614,8 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             if "*" in decl or ("auto" in decl and sh[init[hit]] and after not in ("[", ".", "->")
                                and not (hit and init[hit - 1] == "*")):
                 sh[x] = True
+                if init[hit] in glob:
+                    glob.add(x)
                 # the same array when it points at its start (`int* p = &s[0];`, `(float*)smem`); a part
                 # of it at an offset (`s + 2 * N`, a row) counts as an array of its own
                 rest = init[hit + 1:]
@@ -1514,13 +1632,23 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                                                            for r in rhss):
                     tids.discard(x)
                     changed = True
-        return sh, roots, tids
+        # the thread indices that may count down (`int r = 31 - lane;`, a parameter some call passes
+        # `blockDim.x - 1 - t`): thread order is not their slots' order (see _ascending_safe)
+        down = pdown & tids
+        changed = True
+        while changed:
+            changed = False
+            for x, rhss in defs.items():
+                if x in tids and x not in down and any(not rising(r, tids, down) for r in rhss):
+                    down.add(x)
+                    changed = True
+        return sh, roots, tids, down, glob
 
     views = {fa: local_view(fa) for fa in bodies}
     for _ in range(8):   # to a fixpoint: calls that pass shared pointers / thread indices on
         changed = False
         for fa, (name, fb) in bodies.items():
-            sh, _, tids = views[fa]
+            sh, _, tids, down, glob = views[fa]
             for k in range(fa + 1, fb - 1):
                 g = w[k]
                 if g not in by_name:
@@ -1541,11 +1669,14 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                     continue
                 for i, (a, b) in enumerate(_split_top(w, o + 1, c)):
                     arg = w[a:b]
-                    if any(x in sh for x in arg) and i not in shared_params.setdefault(g, set()):
+                    if any(x in sh and x not in glob for x in arg) and i not in shared_params.setdefault(g, set()):
                         shared_params[g].add(i)
                         changed = True
                     if is_tid(arg, tids) and i not in tid_params.setdefault(g, set()):
                         tid_params[g].add(i)
+                        changed = True
+                    if is_tid(arg, tids) and not rising(arg, tids, down) and i not in down_params.setdefault(g, set()):
+                        down_params[g].add(i)
                         changed = True
         if not changed:
             break
@@ -1556,7 +1687,8 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
     summaries: dict[str, dict[int, int]] = {}
     effects: dict[str, set[str]] = {}
     for fa, (name, fb) in bodies.items():
-        effects.setdefault(name, set()).update(x for x in w[fa + 1:fb] if x in file_shared)
+        seen = set(file_shared).union(*(local_shared.get(e, {}) for e in enclosing[fa]))
+        effects.setdefault(name, set()).update(x for x in w[fa + 1:fb] if x in seen)
     for _ in range(8):
         changed = False
         for fa, (name, fb) in bodies.items():
@@ -1587,7 +1719,9 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
     ticked: set[str] = set()
 
     def analyse(fa: int, fb: int, name: str) -> None:
-        sh, roots, tids = views[fa]
+        sh, roots, tids, down, glob = views[fa]
+        groots = {roots.get(x, x) for x in glob}
+        inner = [(e, eb) for e, (_, eb) in bodies.items() if fa < e and eb < fb]   # lambdas in it
         decl_cache: dict[int, tuple[bool, bool]] = {}
         assigned_at: dict[str, list[int]] = {}   # name -> where the function stores to it
         for k in range(fa + 1, fb):
@@ -1617,8 +1751,11 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             return decl_cache[lo]
 
         def info(lo: int, hi: int) -> _StmtInfo:
-            simple = w[lo] not in ("if", "for", "while", "do", "switch", "{") and w[lo + 1] != ":"
+            simple = w[lo] not in ("if", "for", "while", "do", "switch", "{", "case") and w[lo + 1] != ":"
             acc, cov = _accesses(w, lo, hi + 1, sh, roots, effects, summaries, cover)
+            if any(lo < e < hi for e, _ in inner):   # (a lambda's body runs where it is called, not here)
+                acc = [a for a in acc if not any(e < a.pos < eb for e, eb in inner)]
+                cov = [k for k in cov if not any(e < k < eb for e, eb in inner)]
             keep = []
             for a in acc:   # a __shared__ declaration stores nothing; `T* p = &s[k];` neither
                 shared_decl, init_decl = in_decl(a.pos)
@@ -1626,18 +1763,10 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                     keep.append(a)
             return _StmtInfo(lo, hi, keep, cov, simple)
 
-        def subscripts(index: tuple) -> list[tuple]:
-            out, cur, depth = [], [], 0
-            for t in index:
-                if t in ("[", ".", "->") and depth == 0 and cur:
-                    out.append(tuple(cur))
-                    cur = []
-                depth += t == "["
-                depth -= t == "]"
-                cur.append(t)
-            if cur:
-                out.append(tuple(cur))
-            return out
+        subscripts = _subscripts
+
+        def up(expr: list[str]) -> bool:
+            return rising(expr, tids, down)
 
         def sub_tid(x: tuple) -> bool:
             return x[0] == "[" and is_tid(list(x[1:-1]), tids)
@@ -1665,28 +1794,53 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                     return False
             return True
 
-        def hazard(a: _StmtInfo, b: _StmtInfo, lo: int, hi: int) -> bool:
+        def hazard(a: _StmtInfo, b: _StmtInfo, lo: int, hi: int, in_loop: bool) -> bool:
             """Whether a thread may store in `a` what another loads in the later `b` (or load in `a` a
             slot many threads read, which another stores to in `b`) with no barrier or collective
             between (lo, hi: the tokens from a to b)."""
             if not (a.stores or b.stores):
                 return False
             for x in a.roots & b.roots:
+                if x in groots:
+                    # global memory: only a store of a thread's slot, then a load of another lane's
+                    # (_other_lane: `g[t] += g[t + 16];` then `g[t] += g[t + 8];`, `g[i] = v; w = g[i ^
+                    # 1];`) in straight-line code. Correct code does not do that (across warps it is a
+                    # race), so a point there costs nothing elsewhere; loads of slots many threads
+                    # read (`out[0]`), subscripts not seen to name a thread (`img[r * W + c]` with r =
+                    # i / W), a thread's own other elements (llm.c's permute_kernel_backward: `dinp[i]
+                    # += dq[k]; dinp[i + NH * d] += dk[k];`) and loops (`y[row * n + j] = y[row * n + j
+                    # - 1] + ...`) are left as written
+                    if in_loop:
+                        continue
+                    for p in a.acc:
+                        if p.root != x or not p.kind & _W or p.index is None or not index_tid(p.index) or (
+                                a.covers and max(a.covers) > p.pos):
+                            continue
+                        for q in b.acc:
+                            if q.root == x and q.kind & _R and q.index is not None and index_tid(q.index) and not (
+                                    b.covers and min(b.covers) < q.pos) and _other_lane(p.index, q.index):
+                                return True
+                    continue
                 for p in a.acc:
                     if p.root != x or (a.covers and max(a.covers) > p.pos):
                         continue   # (a barrier after it)
                     for q in b.acc:
                         if q.root != x or (b.covers and min(b.covers) < q.pos):
                             continue   # (a barrier before it)
-                        if p.index is None and q.index is None:
-                            continue   # both through helpers / pointers: no sign of another thread's slot
+                        if p.index is None and q.index is None and not (p.via and q.via):
+                            # both through pointers, casts, atomics or helpers the array is passed to:
+                            # no sign of another thread's slot (cuda-samples' histogram64 calls
+                            # `addByte(s_ThreadBase, ...)` three times a word on its own slots); but two
+                            # calls of a lambda or function that names the array (`step(16); step(8);`,
+                            # the lambda capturing `s`) touch what its body does, out of sight here
+                            continue
                         store_load = (p.kind & (_W | _A) and q.kind & _R) or (p.kind & _W and q.kind & _A) \
                             or (p.kind & _A and q.kind & _W)
                         # a load, then a store: of a slot many threads read (`A_S[0]`, a scalar), or
                         # of one a lower thread may then overwrite (`x = s[t - 1]; ... s[t] = y;`; not
                         # `x = s[t + 1]`: thread order loads that one first anyway)
                         load_store = p.kind & _R and q.kind & (_W | _A) and p.index is not None and (
-                            not index_tid(p.index) or q.index is None or not _ascending_safe(q.index, p.index))
+                            not index_tid(p.index) or q.index is None or not _ascending_safe(q.index, p.index, up))
                         if (store_load or load_store) and not same_thread(p, q, lo, hi):
                             return True
             return False
@@ -1713,13 +1867,19 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                         return "warp"
                 if x == "=" and y == "=" and left_tid and right.rstrip("uUlL").isdigit():
                     return "one"
+                if x == "=" and y == "=" and left.rstrip("uUlL").isdigit() and j + 2 < hi:
+                    # `0 == threadIdx.x`, `0 == tid` (cuda-samples' eigenvalues kernels)
+                    r = w[j + 2:hi]
+                    if (r[0] in tids and (len(r) == 1 or r[1] in (")", "&"))) or (
+                            r[:7] == ["(", "::", "__emu", "::", "dims", ".", "tid"] and r[7:9] == [")", "."]):
+                        return "one"
             return ""
 
         def block(lo: int, hi: int, cyclic: bool, header_covers: bool, depth: int, wrap: bool,
-                  restricted: bool) -> None:
+                  in_loop: bool) -> None:
             """The statements w[lo:hi] of a block (a loop body when cyclic; wrap: an unbraced loop body,
-            which gets braces if it needs a point). restricted: inside a loop that synchronises, where
-            only a warp-bounded `if` gets points (after it; inside it, every point)."""
+            which gets braces if it needs a point). in_loop: inside a loop body (global memory is looked
+            at in straight-line code only, see hazard)."""
             stmts = [(lo, hi - 1)] if wrap else _stmt_list(w, lo, hi)
             if stmts is None:
                 return
@@ -1730,8 +1890,6 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             for i in range(n):
                 if not infos[i].acc:
                     continue
-                if restricted and not (w[infos[i].lo] == "if" and thread_bound(*cond_of(infos[i].lo)) == "warp"):
-                    continue
                 # (the statements after it, then around the loop; at most _STMT_REACH of them: pairs
                 # further apart with no barrier between are left as written, which keeps the analysis
                 # of long straight-line code linear)
@@ -1740,7 +1898,7 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                     if cyclic and j <= i and pos == n - 1 - i and header_covers:
                         break   # the loop's own condition / increment synchronises
                     span = (infos[i].lo, infos[j].hi + 1) if j > i else (lo, hi)
-                    if hazard(infos[i], infos[j], *span):
+                    if hazard(infos[i], infos[j], *span, in_loop):
                         if j > i and guarded(infos[j]):
                             # `if (tid == 0) out = s[0];`: the point goes first in its body, where only
                             # the threads that read pass it (after the threads behind them), not every
@@ -1761,7 +1919,7 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             for j in sorted(entry):
                 add_entry_point(infos[j], depth)
             for s in infos:
-                sub(s, depth + 1, restricted)
+                sub(s, depth + 1, in_loop)
 
         def guarded(s: _StmtInfo) -> bool:
             """An `if` without else whose condition touches no shared memory (its body can hold a point)."""
@@ -1794,54 +1952,63 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
                 edits.append((end[2], 1000 - depth, end[2], f" ::__emu::stmt_tick({_TICK});"))
             ticked.add(name)
 
-        def body(i: int, depth: int, cyclic: bool, header: tuple[int, int], restricted: bool) -> None:
-            """The sub-statement starting at token i: the body of an if or a loop."""
+        def body(i: int, depth: int, cyclic: bool, header: tuple[int, int], in_loop: bool) -> None:
+            """The sub-statement starting at token i: the body of an if or a loop (cyclic)."""
             e = _stmt_end(w, i, fb)
             if e < 0:
                 return
             hcov = False
             if cyclic:
                 hcov = bool(_accesses(w, header[0], header[1], {}, {}, {}, {}, cover)[1])
-                # a loop that reaches a barrier or a collective, or strides by the block or the grid
-                # (`for (i = threadIdx.x; i < n; i += blockDim.x)`): block-synchronous code
+                in_loop = True
+                # A loop that reaches a barrier or a collective, or strides by the block or the grid
+                # (`for (i = threadIdx.x; i < n; i += blockDim.x)`), is block-synchronous code: its
+                # statements are paired within an iteration (between its barriers a thread that reads
+                # what another stored relies on the warp: `if (wid == 0) { s[lane] += s[lane ^ 16];
+                # ... }` as much as `if (tid < 32)`), not around the loop, where the analysis would see
+                # a thread's next grid-stride item (cuda-samples' scalarProd) or a collective's result
+                # stored after it (`acc[w] = cg::reduce(...)`) as another thread's
                 parts = _split_top_semis(w, header[0] + 1, header[1] - 1)
                 step = w[parts[2][0]:parts[2][1]] if len(parts) == 3 else []
                 strided = any((step[m] == "dims" and step[m + 1] == "." and step[m + 2] in ("bdim", "gdim")) or
                               (step[m] in ("size", "num_threads") and step[m + 1] == "(") for m in range(len(step) - 2))
-                restricted = restricted or hcov or strided or bool(_accesses(w, i, e + 1, {}, {}, {}, {}, cover)[1])
+                if hcov or strided or _accesses(w, i, e + 1, {}, {}, {}, {}, cover)[1]:
+                    cyclic = False
             if w[i] == "{":
-                block(i + 1, e, cyclic, hcov, depth, False, restricted)
+                block(i + 1, e, cyclic, hcov, depth, False, in_loop)
             elif cyclic and w[i] != ";":
-                block(i, e + 1, True, hcov, depth, True, restricted)
+                block(i, e + 1, True, hcov, depth, True, in_loop)
             else:
-                sub(info(i, e), depth, restricted)
+                sub(info(i, e), depth, in_loop)
 
-        def sub(s: _StmtInfo, depth: int, restricted: bool) -> None:
+        def sub(s: _StmtInfo, depth: int, in_loop: bool) -> None:
             t = w[s.lo]
-            if _ident(t) and w[s.lo + 1] == ":" and t not in ("case", "default"):   # label: statement
-                sub(info(s.lo + 2, s.hi), depth, restricted)
+            c = _label_end(w, s.lo, s.hi + 1)
+            if c >= 0:   # a label: the statement it labels
+                sub(info(c + 1, s.hi), depth, in_loop)
             elif t == "{":
-                block(s.lo + 1, s.hi, False, False, depth, False, restricted)
+                block(s.lo + 1, s.hi, False, False, depth, False, in_loop)
             elif t == "if":
                 j, c = cond_of(s.lo)
-                bound = thread_bound(j, c)
-                if bound == "one":
+                if thread_bound(j, c) == "one":
                     return   # one thread: nothing to converge
-                inner = restricted and bound != "warp"
                 e = _stmt_end(w, c + 1, fb)
-                body(c + 1, depth, False, (0, 0), inner)
+                body(c + 1, depth, False, (0, 0), in_loop)
                 if e >= 0 and e + 1 <= s.hi and w[e + 1] == "else":
-                    body(e + 2, depth, False, (0, 0), restricted)
+                    body(e + 2, depth, False, (0, 0), in_loop)
             elif t in ("for", "while"):
                 c = _match_fwd(w, s.lo + 1, "(", ")")
-                body(c + 1, depth, True, (s.lo + 1, c + 1), restricted)
+                body(c + 1, depth, True, (s.lo + 1, c + 1), in_loop)
+            elif t == "switch":   # (its body: a statement list with case labels)
+                c = _match_fwd(w, s.lo + 1, "(", ")")
+                body(c + 1, depth, False, (0, 0), in_loop)
             elif t == "do":
                 e = _stmt_end(w, s.lo + 1, fb)
-                body(s.lo + 1, depth, True, (e + 1, s.hi + 1), restricted)
-            elif s.simple and split and not restricted:
-                split_stmt(s)
+                body(s.lo + 1, depth, True, (e + 1, s.hi + 1), in_loop)
+            elif s.simple and split:
+                split_stmt(s, in_loop)
 
-        def split_stmt(s: _StmtInfo) -> None:
+        def split_stmt(s: _StmtInfo, in_loop: bool) -> None:
             """`s[i] op= <loads of s[j]>;` with j neither i nor above it: its loads, a point, its store."""
             lo, hi = s.lo, s.hi
             x = w[lo]
@@ -1853,9 +2020,13 @@ def _rewrite_warp_statements(text: str, cover: set[str], split: bool = True) -> 
             wi = stores[0].index
             root = stores[0].root
             loads = [a for a in s.acc if a.root == root and a.pos != lo]
-            if all(a.name == x and a.index is not None and (_ascending_safe(wi, a.index) or
+            if all(a.name == x and a.index is not None and (_ascending_safe(wi, a.index, up) or
                                                             same_thread(stores[0], a, lo, hi + 1)) for a in loads):
                 return
+            if root in groots and (in_loop or not index_tid(wi) or any(
+                    a.index is None or not index_tid(a.index) or not _other_lane(wi, a.index)
+                    for a in loads if a.index != wi)):
+                return   # global memory: as in hazard, another thread's slot in straight-line code only
             if any(t in ("vptr", "vref", "vptr_cast") for t in w[lo:hi]):
                 return
             j = lo + 1 + len(wi)          # the operator
