@@ -245,6 +245,45 @@ def test_shared_alignas_after_the_qualifier(d):
     assert d.down(pm, 1, np.uint64)[0] == 0
 
 
+STATIC_SHARED_ALIGN = r"""
+__shared__ char pad0[3];
+extern "C" __global__ void static_shared_align(const float* in, float* out, unsigned long long* addr) {
+  __shared__ char pad1[5];
+  __shared__ float tile[8][36];   // float4 loads through a cast, as llm.c's matmul_forward_kernel4
+  __shared__ float c[7];
+  pad0[threadIdx.x % 3] = 1; pad1[threadIdx.x % 5] = 1;
+  for (int i = threadIdx.x; i < 8 * 36; i += blockDim.x) tile[i / 36][i % 36] = in[i];
+  c[threadIdx.x % 7] = 0.f;
+  __syncthreads();
+  const int r = threadIdx.x / 8, q = threadIdx.x % 8;
+  const float4 v = *reinterpret_cast<const float4*>(&tile[r][4 * q]);
+  out[threadIdx.x] = v.x + 2.f * v.y + 3.f * v.z + 4.f * v.w;
+  if (threadIdx.x == 0) {
+    addr[0] = reinterpret_cast<unsigned long long>(&tile[0][0]);
+    addr[1] = reinterpret_cast<unsigned long long>(&c[0]);
+    addr[2] = reinterpret_cast<unsigned long long>(&pad0[0]);
+    addr[3] = reinterpret_cast<unsigned long long>(&pad1[0]);
+  }
+}
+"""
+
+
+def test_static_shared_arrays_are_16_byte_aligned(d):
+    """A GPU lays static ``__shared__`` arrays out 16-byte aligned in practice, and kernels load float4s
+    from float arrays through a cast (llm.c matmul_forward_kernel4). On the emulator they got their
+    element type's alignment (a float array at an address = 4 mod 16): g++'s aligned SSE load of such a
+    cast faulted, reported as an illegal read at 0x0."""
+    k = A.RawModule(code=STATIC_SHARED_ALIGN).get_function("static_shared_align")
+    x = np.random.default_rng(41).random(8 * 36, dtype=np.float32)
+    po, pa = d.zeros(64, np.float32), d.zeros(4, np.uint64)
+    k((1,), (64,), (d.up(x), po, pa))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    t = x.reshape(8, 36)[:, :32].reshape(8, 8, 4)
+    exp = (t[..., 0] + np.float32(2) * t[..., 1] + np.float32(3) * t[..., 2] + np.float32(4) * t[..., 3]).reshape(64)
+    np.testing.assert_array_equal(d.down(po, 64, np.float32), exp)
+    assert [int(a) % 16 for a in d.down(pa, 4, np.uint64)] == [0, 0, 0, 0]
+
+
 def test_partial_mask_shuffle_matches_a_gpu(mod, d):
     x = np.arange(1, 33, dtype=np.int32)
     po = d.zeros(32, np.int32)

@@ -56,7 +56,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-8"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-9"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -460,14 +460,17 @@ _UNSIZED_END_RE = re.compile(r"\[\s*\]((?:\s*\[[^\[\];{}]*\])*)\s*;")   # name[]
 _DECL_NAME_RE = re.compile(r"([A-Za-z_]\w*)\s*$")
 
 
-_SHARED_ALIGNAS_RE = re.compile(r"\b((?:static\s+)?)thread_local(\s+)((?:alignas\s*" + _PAREN + r"\s*)+)")
+_SHARED_ALIGNAS_RE = re.compile(r"\b((?:static\s+)?)thread_local(\s+)((?:__attribute__\s*" + _PAREN + r"\s*)*)"
+                                r"((?:alignas\s*" + _PAREN + r"\s*)+)")
 
 
 def _rewrite_shared_alignas(text: str) -> str:
     """``__shared__ alignas(16) T x[N];`` (nvcc accepts it; cuda-samples' globalToShmemAsyncCopy) reads
-    ``thread_local alignas(16) ...`` after preprocessing, which g++ rejects ("standard attributes in
-    middle of decl-specifiers"): the alignas moves in front, where it means the same."""
-    return _SHARED_ALIGNAS_RE.sub(lambda m: f"{m.group(3).rstrip()}{m.group(2)}{m.group(1)}thread_local ", text)
+    ``thread_local __attribute__((aligned(16))) alignas(16) ...`` after preprocessing, which g++ rejects
+    ("standard attributes in middle of decl-specifiers"): the alignas moves in front, where it means
+    the same."""
+    return _SHARED_ALIGNAS_RE.sub(
+        lambda m: f"{m.group(4).rstrip()}{m.group(2)}{m.group(1)}thread_local {m.group(3)}", text)
 
 
 def _rewrite_extern_shared(text: str) -> str:

@@ -109,7 +109,10 @@
 #define __managed__
 #define __grid_constant__
 #define __device_builtin__
-#define __shared__ thread_local          /* block scope: implies static; one block per OS thread */
+// __shared__: block scope (implies static), one block per OS thread. 16-byte aligned as a GPU lays
+// static shared arrays out in practice: kernels load float4s from float arrays through a cast (llm.c's
+// matmul_forward_kernel4), which g++ may compile to an aligned SSE load (a float array got 4 bytes).
+#define __shared__ thread_local __attribute__((aligned(16)))
 #define __CUDA_ALIGN__(n) __attribute__((aligned(n)))
 #ifndef __builtin_assume
 #define __builtin_assume(x) ((void)0)
