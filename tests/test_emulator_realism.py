@@ -1721,3 +1721,18 @@ extern "C" __global__ void k(cufftComplex* c, cufftReal* r, int* info) {
     assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
     np.testing.assert_array_equal(d.down(pc, 16, np.float32).reshape(8, 2), c * r[:, None])
     np.testing.assert_array_equal(d.down(pi, 5, np.int32), [8, 16, 0x29, -1, 0])
+
+
+def test_user_macros_do_not_reach_the_emulator_headers(d):
+    """A -D option with a plain name (PolyBench's `-DN=83`, `-DM=...`) or a `#define N 64` before an #include of
+    cooperative_groups.h / cub / curand / mma reached the emulator's headers, whose code uses such names (a
+    template parameter N, a local `me`): g++ errors inside cuda_emu.h. Every emulator header now hides the
+    user's macros on entry and restores them on exit; the kernel still sees them."""
+    code = ('#define me 5\n#include <cooperative_groups.h>\n#include <cub/cub.cuh>\n#include <mma.h>\n'
+            '#include <curand_kernel.h>\n'
+            'extern "C" __global__ void k(int* o) { o[threadIdx.x] = N * 100 + M * 10 + me; }\n')
+    mod = A.RawModule(code=code, options=("-DN=7", "-D", "M=3"))
+    p = d.zeros(32, np.int32)
+    mod.get_function("k")((1,), (32,), (p,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(p, 32, np.int32), np.full(32, 735, np.int32))

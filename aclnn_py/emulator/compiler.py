@@ -56,7 +56,7 @@ __all__ = [
     "cache_dir",
 ]
 
-_EMU_VERSION = "aclnn-emu-9"   # bump when the loader's source rewriting changes (cache key)
+_EMU_VERSION = "aclnn-emu-10"   # bump when the loader's source rewriting changes (cache key)
 _INCLUDE_DIR = pathlib.Path(__file__).resolve().parent / "include"
 _BASE_FLAGS = (
     "-std=c++20",
@@ -2954,12 +2954,14 @@ def compile_log(code: str, *, options: Sequence[str] = (), filename: str | None 
     try:
         with os.fdopen(fd, "w") as f:
             f.write(_glue_head(code, fname, pre))
+        inc_flags += _shield_flags(code, defs, src)
         r = _run([_cxx(), *flags, *inc_flags, *defs, "-fsyntax-only", *_LOG_WARNINGS, src], "warnings")
     finally:
         try:
             os.unlink(src)
         except OSError:
             pass
+        shutil.rmtree(src + ".shield", ignore_errors=True)
     inc_dir = str(_INCLUDE_DIR)
     out = []
     keep = False
@@ -2970,6 +2972,71 @@ def compile_log(code: str, *, options: Sequence[str] = (), filename: str | None 
             out.append(line)
     _logs[key] = log = "\n".join(out) + ("\n" if out else "")
     return log
+
+
+_MACRO_NAME_RE = re.compile(r"-[DU]\s*([A-Za-z_][A-Za-z0-9_]*)")
+_HEADER_NAMES: tuple[set[str], set[str], set[str]] | None = None
+
+
+def _header_names() -> tuple[set[str], set[str], set[str]]:
+    """Of the emulator's headers: the names they test in #if / #ifdef / #ifndef / #elif / defined()
+    (configuration macros, NDEBUG, __CUDA_NO_HALF_OPERATORS__, ..., a -D option is meant to reach), every
+    identifier they use, and the macros they #define."""
+    global _HEADER_NAMES
+    if _HEADER_NAMES is None:
+        cfg: set[str] = set()
+        used: set[str] = set()
+        defined: set[str] = set()
+        cond = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif)\b(.*)$", re.M)
+        ident = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+        for f in _INCLUDE_DIR.rglob("*"):
+            if f.is_file() and f.suffix in (".h", ".cuh", ".hpp"):
+                try:
+                    text = f.read_text(errors="replace")
+                except OSError:
+                    continue
+                for m in cond.finditer(text):
+                    cfg.update(ident.findall(m.group(1)))
+                used.update(ident.findall(text))
+                defined.update(_USER_DEFINE_RE.findall(text))
+        _HEADER_NAMES = (cfg, used, defined)
+    return _HEADER_NAMES
+
+
+_USER_DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+def _shielded_macros(code: str, defs: Sequence[str]) -> list[str]:
+    """The user's macro names to hide from the emulator's own headers: its -D / -U options and the names
+    its source #defines. A command-line `-DN=1024` (PolyBench's sizes), or a `#define N 512` before
+    `#include <cooperative_groups.h>`, reached the emulator's headers, whose code uses such plain names
+    (a template parameter N, a local `me`), and broke the build with g++ errors inside them; a GPU's
+    headers use reserved names only. Every header in include/ pushes and #undefs these names on entry and
+    pops them on exit (aclnn_emu_shield_push/pop.h, written per build). Names the headers test as
+    configuration (NDEBUG, __CUDA_NO_HALF_OPERATORS__, ...) still reach them."""
+    out: list[str] = []
+    cfg, used, defined = _header_names()
+    names = [m.group(1) for m in map(_MACRO_NAME_RE.match, defs) if m] + _USER_DEFINE_RE.findall(code)
+    for n in names:
+        # only names the headers' code uses (a macro of the headers' own, or one they test, is left alone)
+        if n in used and n not in cfg and n not in defined and not n.startswith(("ACLNN_EMU", "__")) and n not in out:
+            out.append(n)
+    return out
+
+
+def _shield_flags(code: str, defs: Sequence[str], base: str) -> list[str]:
+    """Writes the shield headers for this build into `base`.shield/ and returns the flag that finds them
+    (-isystem: the preprocessed text marks them as system code, not the user's)."""
+    names = _shielded_macros(code, defs)
+    if not names:
+        return []
+    d = base + ".shield"
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "aclnn_emu_shield_push.h"), "w") as f:
+        f.write("".join(f'#pragma push_macro("{n}")\n#undef {n}\n' for n in names))
+    with open(os.path.join(d, "aclnn_emu_shield_pop.h"), "w") as f:
+        f.write("".join(f'#pragma pop_macro("{n}")\n' for n in reversed(names)))
+    return ["-isystem", d]
 
 
 def _glue_head(code: str, fname: str, pre: list[str]) -> str:
@@ -3185,6 +3252,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
         inc_flags = ["-I", str(_INCLUDE_DIR)]
         for d in incs:
             inc_flags += ["-I", d]
+        inc_flags += _shield_flags(code, defs, tmp_base)
         r = _run([cxx, *flags, *inc_flags, *defs, "-E", src, "-o", ii], "preprocessing")
         if r.returncode != 0:
             raise CompileException(f"g++ could not preprocess {fname} for the emulator:\n" + _explain(r.stderr[-30000:], code))
@@ -3353,3 +3421,4 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
                 os.unlink(p)
             except OSError:
                 pass
+        shutil.rmtree(tmp_base + ".shield", ignore_errors=True)

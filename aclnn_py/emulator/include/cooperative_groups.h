@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cooperative_groups.h for the aclnn_py CPU emulator: CUDA 12's cooperative groups on top of the
 // emulator's barriers and warp collectives (same checks: masks, exited lanes, deadlocks).
 //
@@ -500,3 +503,7 @@ static inline thread_block_tile<N, ParentT> tiled_partition(const ParentT& p) { 
 #undef EMU_SITE
 #undef EMU_AT
 #endif  // ACLNN_PY_EMU_COOPERATIVE_GROUPS_H
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

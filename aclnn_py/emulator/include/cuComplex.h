@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cuComplex.h for the aclnn_py CPU emulator: CUDA's single/double complex helpers (float2/double2),
 // with the same algorithms as CUDA's header (scaled division and modulus), so results match.
 #ifndef ACLNN_PY_EMU_CUCOMPLEX_H
@@ -99,4 +102,8 @@ static inline cuDoubleComplex cuCfma(cuDoubleComplex x, cuDoubleComplex y, cuDou
     imag_res = (cuCimag(x) * cuCreal(y)) + imag_res;
     return make_cuDoubleComplex(real_res, imag_res);
 }
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cuda_emu.h -- host (CPU) emulation of the CUDA C++ device language for aclnn_py.
 //
 // The loader (aclnn_py/emulator/compiler.py) compiles a generated translation unit
@@ -2772,3 +2775,7 @@ static inline int launch_entry(const KernelDesc& d, const char* name, bool fiber
 #endif
 
 #endif  // ACLNN_PY_CUDA_EMU_H
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cuda_emu_fp16.h -- __half, __half2, __nv_bfloat16, __nv_bfloat162 for the CPU emulator.
 // Included by cuda_emu.h (do not include directly). The class interfaces mirror CUDA 12/13's
 // cuda_fp16.h / cuda_bf16.h (same constructors and conversion operators, so the same expressions
@@ -577,3 +580,7 @@ EMU_LP2_OPS(__nv_bfloat162, ::__emu::fp::mk<__nv_bfloat16>(0x3f80u))
 #define CUDART_ONE_BF16 __ushort_as_bfloat16((unsigned short)0x3F80U)
 
 #endif  // ACLNN_PY_CUDA_EMU_FP16_H
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // Emulator shim for <cufft.h> (aclnn_py host CUDA emulator): the cuFFT types and constants that device code
 // names (cufftComplex is cuComplex, i.e. float2; cufftReal float ...). Kernels written next to cuFFT calls
 // (cuda-samples' oceanFFT, fluidsGL) include it for these types. The host API (cufftPlan*, cufftExec*, ...) is
@@ -58,3 +61,7 @@ typedef enum cufftCompatibility_t {
 typedef int cufftHandle;
 
 #endif  // ACLNN_EMU_CUFFT_H
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // Emulator shim for <curand.h> (aclnn_py host CUDA emulator): the cuRAND types and constants that device code
 // and <curand_kernel.h> name. The host API (curandCreateGenerator, curandGenerate*, ...) is not provided: it
 // runs on the host with the cuRAND library, not in kernel code.
@@ -70,3 +73,7 @@ typedef struct curandDistributionM2Shift_st* curandDistributionM2Shift_t;
 typedef struct curandDiscreteDistribution_st* curandDiscreteDistribution_t;
 
 #endif  // ACLNN_EMU_CURAND_H
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // Emulator implementation of the cuRAND device API (<curand_kernel.h>) for the aclnn_py host CUDA emulator.
 //
 // Written for this project from the published algorithms (Marsaglia's xorwow, Salmon et al.'s Philox4x32-10
@@ -790,3 +793,7 @@ uint4 curand_discrete4(S*, A...) {
 }
 
 #endif  // ACLNN_EMU_CURAND_KERNEL_H
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // emu_ptx.h -- helpers for inline PTX in user code (aclnn_py/emulator/ptx.py).
 //
 // The loader rewrites each `asm("<ptx>" : outputs : inputs : clobbers)` statement of the user's
@@ -569,3 +572,7 @@ static inline size_t __cvta_generic_to_global(const void* p) { return reinterpre
 static inline void* __cvta_global_to_generic(size_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); }
 
 #endif  // ACLNN_PY_EMU_PTX_H
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // emu_rt.h -- the interface between emulated kernel modules and the process-wide emulator
 // runtime library (aclnn_py/emulator/rt.cpp, built once and loaded once per process).
 //
@@ -41,4 +44,8 @@ struct EmuRtApi {
 };
 
 #define EMU_RT_VERSION 2
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // emu_shifts.h -- integer shifts with a GPU's result for any count.
 //
 // C++ leaves `x << n` and `x >> n` undefined when n is negative or not below the width of x's
@@ -67,3 +70,7 @@ __attribute__((always_inline)) constexpr decltype(auto) shr_assign(A&& a, B&& b)
     }
 }
 }  // namespace __emu
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

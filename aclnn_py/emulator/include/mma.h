@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // Emulator shim for <mma.h>: the warp matrix functions (nvcuda::wmma) on the CPU.
 //
 // CUDA leaves the mapping of a fragment's elements to the lanes of the warp unspecified; code may
@@ -166,3 +169,7 @@ inline float __float_to_tf32(float v) {
 
 }  // namespace wmma
 }  // namespace nvcuda
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

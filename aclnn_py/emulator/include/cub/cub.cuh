@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/cub.cuh for the aclnn_py CPU emulator.
 //
 // This is not NVIDIA's CUB (which g++ cannot build for the host: inline PTX, NV_IF_TARGET,
@@ -40,4 +43,8 @@
 #include "thread/thread_load.cuh"
 #include "iterator/emu_iterators.cuh"
 #include "detail/emu_unsupported.cuh"
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

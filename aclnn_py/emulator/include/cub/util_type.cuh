@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/util_type.cuh for the aclnn_py CPU emulator: the configuration macros, types, traits, PTX-level
 // helpers and functors that CUB's block/warp collectives (and kernels using them) rely on.
 //
@@ -456,4 +459,8 @@ using internal::ThreadScanInclusive;
 
 CUB_NAMESPACE_END
 
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

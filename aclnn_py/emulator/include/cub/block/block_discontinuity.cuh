@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_discontinuity.cuh for the aclnn_py CPU emulator: cub::BlockDiscontinuity (not
 // NVIDIA's code; see cub/util_type.cuh). Items are blocked (thread t holds t*ITEMS_PER_THREAD + i).
 //   head flag of item k = flag_op(item k-1, item k)   (item 0: 1, or compared with tile_predecessor)
@@ -113,4 +116,8 @@ private:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

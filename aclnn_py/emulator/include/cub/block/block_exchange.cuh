@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_exchange.cuh for the aclnn_py CPU emulator: cub::BlockExchange (rearranging items
 // between blocked, striped and warp-striped arrangements through shared memory; data movement
 // only, so results equal CUB's). Not NVIDIA's code; see cub/util_type.cuh.
@@ -145,4 +148,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

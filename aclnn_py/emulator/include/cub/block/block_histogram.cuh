@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_histogram.cuh for the aclnn_py CPU emulator: cub::BlockHistogram (not NVIDIA's
 // code; see cub/util_type.cuh). Counts are integers, so both algorithms (BLOCK_HISTO_SORT,
 // BLOCK_HISTO_ATOMIC) give CUB's bins; here both add with shared-memory atomics.
@@ -43,4 +46,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

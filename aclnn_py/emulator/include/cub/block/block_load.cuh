@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_load.cuh for the aclnn_py CPU emulator: cub::BlockLoad and the LoadDirect*
 // functions (data movement only, so results equal CUB's). Not NVIDIA's code; see cub/util_type.cuh.
 // Every algorithm returns the blocked arrangement (thread t gets items t*ITEMS_PER_THREAD + i) except
@@ -131,4 +134,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

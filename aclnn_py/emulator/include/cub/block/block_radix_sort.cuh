@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_radix_sort.cuh for the aclnn_py CPU emulator: cub::BlockRadixSort (not NVIDIA's
 // code; see cub/util_type.cuh). Same passes as CUB 2.x: keys are mapped to their radix order
 // (Traits<KeyT>::TwiddleIn; floats: -0.0 ranks as +0.0, as CUB's digit extractor does), then
@@ -146,4 +149,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

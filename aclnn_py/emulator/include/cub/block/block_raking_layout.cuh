@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_raking_layout.cuh for the aclnn_py CPU emulator: CUB's raking grid -- one slot per
 // thread, SEGMENT_LENGTH consecutive slots raked by each of RAKING_THREADS (<= 32) threads, a padding
 // slot after each segment when SEGMENT_LENGTH is even and > 2 (CUB 2.x layout; not NVIDIA's code).
@@ -37,4 +40,8 @@ struct BlockRakingLayout {
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

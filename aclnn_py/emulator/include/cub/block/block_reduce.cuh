@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_reduce.cuh for the aclnn_py CPU emulator: cub::BlockReduce with CUB 2.x's three
 // algorithms, combining values in the same order (not NVIDIA's code; see cub/util_type.cuh).
 // The result is defined in thread 0 only (linear thread id, row-major over BLOCK_DIM_X/Y/Z).
@@ -226,4 +229,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_scan.cuh for the aclnn_py CPU emulator: cub::BlockScan with CUB 2.x's algorithms,
 // combining values in the same order (not NVIDIA's code; see cub/util_type.cuh).
 //  * BLOCK_SCAN_RAKING (default) and BLOCK_SCAN_RAKING_MEMOIZE (same results): every thread places
@@ -565,4 +568,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/block/block_store.cuh for the aclnn_py CPU emulator: cub::BlockStore and the StoreDirect*
 // functions (data movement only, so results equal CUB's). Not NVIDIA's code; see cub/util_type.cuh.
 // The items are in the blocked arrangement (BLOCK_STORE_STRIPED: striped); with valid_items only
@@ -115,4 +118,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

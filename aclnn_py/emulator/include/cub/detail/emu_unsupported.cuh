@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // aclnn_py emulator: the parts of CUB that the emulator does not provide, declared so that using
 // them is a compile error that says so (instead of "not a member of cub").
 //  * device-wide algorithms (cub::DeviceReduce, DeviceScan, DeviceRadixSort, ...): host APIs that
@@ -105,4 +108,8 @@ class WarpStore { static_assert(detail::emu_false<T>::value, ACLNN_EMU_CUB_NOT_P
 template <typename KeyT, int ITEMS_PER_THREAD, int LOGICAL_WARP_THREADS = 32, typename ValueT = NullType, int LEGACY_PTX_ARCH = 0>
 class WarpMergeSort { static_assert(detail::emu_false<KeyT>::value, ACLNN_EMU_CUB_NOT_PROVIDED("WarpMergeSort")); public: struct TempStorage {}; };
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

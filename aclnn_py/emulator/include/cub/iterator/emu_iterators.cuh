@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // aclnn_py emulator: the simple input iterators kernels pass to BlockLoad / LoadDirect*:
 // CacheModifiedInputIterator (a plain pointer here), CountingInputIterator, ConstantInputIterator,
 // TransformInputIterator. Random access only through operator[] / + / * (what the block loads use).
@@ -88,4 +91,8 @@ public:
     __host__ __device__ __forceinline__ bool operator!=(const TransformInputIterator& o) const { return input_itr != o.input_itr; }
 };
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/thread/thread_load.cuh + thread_store.cuh for the aclnn_py CPU emulator: cache-modified loads
 // and stores (ThreadLoad<LOAD_LDG>(ptr), ThreadStore<STORE_CG>(ptr, v)). On the CPU every modifier is
 // a plain access (the same values; LOAD_VOLATILE / STORE_VOLATILE through a volatile pointer).
@@ -29,4 +32,8 @@ __device__ __forceinline__ void ThreadStore(OutputIteratorT itr, T val) {
         *itr = val;
 }
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

@@ -1,3 +1,6 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // cub/warp/warp_scan.cuh for the aclnn_py CPU emulator: cub::WarpScan in the order of CUB 2.x's
 // algorithms (not NVIDIA's code; see cub/util_type.cuh).
 //  * power-of-two logical warps: WarpScanShfl -- Kogge-Stone: log2(N) shuffle-up steps with
@@ -287,4 +290,8 @@ public:
 };
 
 CUB_NAMESPACE_END
+#endif
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
 #endif

@@ -1,2 +1,9 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // aclnn_py emulator: <cub/block/specializations/block_histogram_sort.cuh> -- provided by block_histogram.cuh (next directory up).
 #include "../block_histogram.cuh"
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,2 +1,9 @@
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_push.h>)  // the user's plain-named macros hidden
+#include <aclnn_emu_shield_push.h>
+#endif
 // aclnn_py emulator: <cub/block/specializations/block_scan_raking.cuh> -- provided by block_scan.cuh (next directory up).
 #include "../block_scan.cuh"
+
+#if defined(__has_include) && __has_include(<aclnn_emu_shield_pop.h>)
+#include <aclnn_emu_shield_pop.h>
+#endif

@@ -1,3 +1,0 @@
-
-template<typename Tv, typename Tp>
-__global__ void bare_cubin_probe() { }
