@@ -13,6 +13,7 @@ import pytest
 import aclnn_py as A
 from aclnn_py import acl
 from aclnn_py.emulator import compiler as C
+from test_emulator_warp_sync import _points  # the lines that get a convergence point
 
 pytestmark = pytest.mark.skipif(
     acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator behaviour")
@@ -727,20 +728,6 @@ def test_a_threads_own_global_elements_get_no_point(d):
     fn = C.compile_module(GLOBAL_MORE, filename="own_elements.cu").get_function("own_elements")
     assert not fn.uses_sync          # no point: it runs as a plain loop over the threads
     assert C.compile_module(GLOBAL_MORE, filename="own_elements.cu").get_function("global_scan").uses_sync
-
-
-def _points(code: str) -> list[str]:
-    """The lines of `code` (a kernel source, preprocessed by hand) that get a convergence point (as in
-    test_emulator_warp_sync.py)."""
-    for name, spelt in (("__shared__", "thread_local"), ("threadIdx", "(::__emu::dims.tid)"),
-                        ("blockIdx", "(::__emu::dims.bid)"), ("blockDim", "(::__emu::dims.bdim)")):
-        code = code.replace(name, spelt)
-    text = '# 1 "kernel.cu"\n' + C._rewrite_volatile(C._rewrite_extern_shared(code))
-    scan = C._Scan(text)
-    cover = scan.tainted(C._SYNC_PRIMITIVES - C._STMT_COVER_EXCLUDE, record=False)
-    out, _ = C._rewrite_warp_statements(text, cover)
-    assert out.count("\n") == text.count("\n")
-    return [line.strip() for line in out.splitlines() if "stmt_tick" in line]
 
 
 def test_where_the_new_points_go():
