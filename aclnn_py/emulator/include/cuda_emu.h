@@ -1647,8 +1647,10 @@ static void run_grid(Launch& L) {
     unsigned nthr = pool_threads();
     if (L.nblocks < nthr) nthr = static_cast<unsigned>(L.nblocks);
     // Waking the pool costs tens of microseconds: small grids run on the calling thread. Thread count
-    // is the proxy for work (128: e.g. 4 one-warp blocks whose threads walk long loops).
-    const bool parallel = nthr > 1 && L.nblocks * L.nthreads >= 128;
+    // is the proxy for work (128: e.g. 4 one-warp blocks whose threads walk long loops), and a grid of
+    // 32 blocks or more is worth the pool whatever their size (a host plan's one-thread blocks each
+    // walk thousands of rows: the NHWC BatchNorm statistics' 49 such blocks ran on one core).
+    const bool parallel = nthr > 1 && (L.nblocks * L.nthreads >= 128 || L.nblocks >= 32);
     // at least 16 claims per thread keep the threads' shares even; 64 blocks bound a claim's work
     if (!L.fibers && parallel) L.chunk = std::max<uint64_t>(1, std::min<uint64_t>(64, L.nblocks / (16ull * nthr)));
     Pool& p = g_pool;
