@@ -327,11 +327,19 @@ template <> struct RowCPT<__nv_bfloat16> { static constexpr int value = 8; };
 template <typename T>
 constexpr int kRowCPT = RowCPT<T>::value;
 
+// Whether C and these pointers (nullptr: unused) allow groups of kRowCPT<T> > kCPT channels.
+template <typename T, bool VEC>
+__device__ __forceinline__ bool row_group_fits(long long C, const void* a, const void* b, const void* c,
+                                               const void* d) {
+  if constexpr (VEC && kRowCPT<T> != kCPT) return C % kRowCPT<T> == 0 && all_aligned(16, a, b, c, d);
+  return false;
+}
+
 template <typename T, bool VEC, typename Body>
 __device__ __forceinline__ void with_row_group(long long C, const void* a, const void* b, const void* c,
                                                const void* d, Body&& body) {
   if constexpr (VEC && kRowCPT<T> != kCPT) {
-    if (C % kRowCPT<T> == 0 && all_aligned(16, a, b, c, d)) {
+    if (row_group_fits<T, VEC>(C, a, b, c, d)) {
       body(VecWidth<kRowCPT<T>>{});
       return;
     }
@@ -1703,7 +1711,7 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
     const NxcRows rows = nxc_rows(N * S, cy, yi);
     const long long t0 = c0 / kCPT, tstep = static_cast<long long>(cx) * gridDim.x;
     if constexpr (VEC && kRowCPT<T> != kCPT) {
-      if (C % kRowCPT<T> == 0 && all_aligned(16, dy, MODE == 0 ? nullptr : x, dx, dz)) {
+      if (row_group_fits<T, VEC>(C, dy, MODE == 0 ? nullptr : x, dx, dz)) {
         nxc_belem_rows<T, VEC, MODE, kRowCPT<T>>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dz, C, rows, t0, tstep);
         return;
       }

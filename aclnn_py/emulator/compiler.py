@@ -1055,6 +1055,12 @@ def _stmt_end(w: list[str], i: int, stop: int) -> int:
     c = _label_end(w, i, stop)
     if c >= 0:   # a label (`done:`, `case 64:`, `default:`): it and the statement it labels
         return _stmt_end(w, c + 1, stop)
+    return _top_level(w, i, stop, ";")
+
+
+def _top_level(w: list[str], i: int, stop: int, end: str, fail: tuple[str, ...] = ()) -> int:
+    """Index of the first `end` token outside brackets in w[i:stop], or -1 at a closer without its opener
+    or at a token of `fail` (at any depth) first."""
     depth = 0
     for j in range(i, stop):
         x = w[j]
@@ -1064,7 +1070,9 @@ def _stmt_end(w: list[str], i: int, stop: int) -> int:
             depth -= 1
             if depth < 0:
                 return -1
-        elif x == ";" and depth == 0:
+        elif x in fail:
+            return -1
+        elif x == end and depth == 0:
             return j
     return -1
 
@@ -1075,21 +1083,8 @@ def _label_end(w: list[str], i: int, stop: int) -> int:
     are jump targets, as a plain label is, and a convergence point after a statement under one is
     passed by the threads that ran it (those that jump past it meet the others at the next)."""
     t = w[i]
-    if t == "case":
-        depth = 0
-        for j in range(i + 1, stop):
-            x = w[j]
-            if x in _STMT_OPENERS:
-                depth += 1
-            elif x in _STMT_CLOSERS:
-                depth -= 1
-                if depth < 0:
-                    return -1
-            elif x in (";", "?"):
-                return -1   # (a conditional in a case constant: not worth delimiting)
-            elif x == ":" and depth == 0:
-                return j
-        return -1
+    if t == "case":   # (a conditional in a case constant: not worth delimiting)
+        return _top_level(w, i + 1, stop, ":", (";", "?"))
     if _ident(t) and i + 1 < stop and w[i + 1] == ":":
         return i + 1
     return -1
@@ -2941,20 +2936,13 @@ def compile_log(code: str, *, options: Sequence[str] = (), filename: str | None 
     key = (code, opts, fname)
     if key in _logs:
         return _logs[key]
-    incs, defs, pre = _parse_options(opts)
-    defs = defs + [f"-DACLNN_EMU_CUDA_ARCH={_arch_from_options(opts)}"]
-    cupy_inc = _cupy_include_dir()
-    if cupy_inc and cupy_inc not in incs:
-        incs = incs + [cupy_inc]
+    incs, defs, pre = _build_options(opts)
     flags = [f for f in _BASE_FLAGS if f != "-w"] + list(_target_flags(_cxx()))
-    inc_flags = ["-I", str(_INCLUDE_DIR)]
-    for d in incs:
-        inc_flags += ["-I", d]
     fd, src = tempfile.mkstemp(suffix=".cpp")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(_glue_head(code, fname, pre))
-        inc_flags += _shield_flags(code, defs, src)
+        inc_flags = _include_flags(incs, code, defs, src)
         r = _run([_cxx(), *flags, *inc_flags, *defs, "-fsyntax-only", *_LOG_WARNINGS, src], "warnings")
     finally:
         try:
@@ -3048,13 +3036,28 @@ def _glue_head(code: str, fname: str, pre: list[str]) -> str:
     return "\n".join(lines) + "\n" + code + "\n"
 
 
-def _build(code: str, opts: tuple[str, ...], names: tuple[str, ...], fname: str) -> Module:
-    cxx = _cxx()
+def _build_options(opts: tuple[str, ...]) -> tuple[list[str], list[str], list[str]]:
+    """The include dirs (CuPy's own when it is installed, as CuPy puts them on NVRTC's path), -D flags
+    (with the architecture) and pre-included headers of a build with these options."""
     incs, defs, pre = _parse_options(opts)
     defs = defs + [f"-DACLNN_EMU_CUDA_ARCH={_arch_from_options(opts)}"]
     cupy_inc = _cupy_include_dir()
     if cupy_inc and cupy_inc not in incs:
         incs = incs + [cupy_inc]
+    return incs, defs, pre
+
+
+def _include_flags(incs: Sequence[str], code: str, defs: Sequence[str], base: str) -> list[str]:
+    """-I flags: the emulator's headers first, the user's dirs, then the macro shield (see _shield_flags)."""
+    flags = ["-I", str(_INCLUDE_DIR)]
+    for d in incs:
+        flags += ["-I", d]
+    return flags + _shield_flags(code, defs, base)
+
+
+def _build(code: str, opts: tuple[str, ...], names: tuple[str, ...], fname: str) -> Module:
+    cxx = _cxx()
+    incs, defs, pre = _build_options(opts)
     flags = _BASE_FLAGS + _target_flags(cxx) + _extra_flags()
     key_src = json.dumps(
         {
@@ -3249,10 +3252,7 @@ def _compile(cxx, flags, code, fname, incs, defs, pre, names, so_path, meta_path
     try:
         with open(src, "w") as f:
             f.write(_glue_head(code, fname, pre))
-        inc_flags = ["-I", str(_INCLUDE_DIR)]
-        for d in incs:
-            inc_flags += ["-I", d]
-        inc_flags += _shield_flags(code, defs, tmp_base)
+        inc_flags = _include_flags(incs, code, defs, tmp_base)
         r = _run([cxx, *flags, *inc_flags, *defs, "-E", src, "-o", ii], "preprocessing")
         if r.returncode != 0:
             raise CompileException(f"g++ could not preprocess {fname} for the emulator:\n" + _explain(r.stderr[-30000:], code))
