@@ -58,6 +58,16 @@ template <> __device__ __forceinline__ unsigned f32x2_to_word<__nv_bfloat16>(flo
   return static_cast<unsigned>(r.x) | (static_cast<unsigned>(r.y) << 16);
 }
 
+// Whether the host emulator converts a whole vector of T at once: for __half it offers that as an
+// extension (`__emu_halves_to_floats` / `__emu_floats_to_halves`, one F16C instruction per vector;
+// see the emulator's SUPPORT.md), bit for bit what the pair conversions above give. g++ never merges
+// the pairs' F16C conversions of one vector into one, so through the pairs the f32 math between a
+// load and a store stays scalar (f16 elementwise kernels 3-4x slower than bf16). A GPU converts pairs.
+template <typename T> struct EmuWholeVector { static constexpr bool value = false; };
+#ifdef __EMU_CPU__
+template <> struct EmuWholeVector<__half> { static constexpr bool value = true; };
+#endif
+
 // 4-, 8- or 16-byte vector of raw 32-bit words.
 template <int W> struct WordVec;
 template <> struct WordVec<1> { using type = unsigned; };
@@ -123,6 +133,12 @@ __device__ __forceinline__ void load_vec_f32(const T* __restrict__ base, long lo
   }
   using V = typename WordVec<kW>::type;
   const V v = reinterpret_cast<const V*>(base)[static_cast<unsigned long long>(idx) / N];
+#ifdef __EMU_CPU__
+  if constexpr (EmuWholeVector<T>::value && kW >= 2) {
+    __emu_halves_to_floats(v, f);
+    return;
+  }
+#endif
   if constexpr (kW == 4) {
     word_to_f32<T>(v.x, 0, f);
     word_to_f32<T>(v.y, 1, f);
@@ -137,14 +153,17 @@ __device__ __forceinline__ void load_vec_f32(const T* __restrict__ base, long lo
 }
 
 // The same N elements in an order the host emulator's g++ can vectorise, for sums whose order is the
-// caller's choice (the lanes of a reduction): a 16-byte vector of 2-byte types gives its words' low
-// halves first, then their high halves (f[i] = element 2i, f[4 + i] = element 2i + 1): for bf16 one
-// shift and one mask of the whole vector, where the element order needs a shuffle per pair (NCHW bf16
-// statistics 8x64x56x56 1.20 -> 0.68 ms, one emulator thread; 8-byte vectors and the backward sums
-// measured no better this way). Every other vector: load_vec_f32's order.
+// caller's choice (the lanes of a reduction): a 16-byte vector of bf16 gives its words' low halves
+// first, then their high halves (f[i] = element 2i, f[4 + i] = element 2i + 1): one shift and one mask
+// of the whole vector, where the element order needs a shuffle per pair (NCHW bf16 statistics
+// 8x64x56x56 1.20 -> 0.68 ms, one emulator thread; 8-byte vectors and the backward sums measured no
+// better this way). Every other vector, __half's included (the emulator converts it whole, see
+// EmuWholeVector, and the split order would cost it a shuffle): load_vec_f32's order.
+template <typename T> struct SplitOrder { static constexpr bool value = false; };
+template <> struct SplitOrder<__nv_bfloat16> { static constexpr bool value = true; };
 template <int N, typename T>
 __device__ __forceinline__ void load_vec_f32_split(const T* __restrict__ base, long long idx, float (&f)[N]) {
-  if constexpr (sizeof(T) == 2 && N == 8) {
+  if constexpr (SplitOrder<T>::value && N == 8) {
     const uint4 v = reinterpret_cast<const uint4*>(base)[static_cast<unsigned long long>(idx) / N];
     word_to_f32x2<T>(v.x, f[0], f[4]);
     word_to_f32x2<T>(v.y, f[1], f[5]);
@@ -161,6 +180,13 @@ __device__ __forceinline__ void store_vec_f32(T* __restrict__ base, long long id
   static_assert(kW == 1 || kW == 2 || kW == 4, "4-, 8- or 16-byte vectors");
   using V = typename WordVec<kW>::type;
   V v;
+#ifdef __EMU_CPU__
+  if constexpr (EmuWholeVector<T>::value && kW >= 2) {
+    __emu_floats_to_halves(f, v);
+    reinterpret_cast<V*>(base)[static_cast<unsigned long long>(idx) / N] = v;
+    return;
+  }
+#endif
   if constexpr (kW == 4) {
     v.x = f32_to_word<T>(f, 0);
     v.y = f32_to_word<T>(f, 1);
