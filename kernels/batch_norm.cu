@@ -314,16 +314,15 @@ __device__ __forceinline__ void with_ncx_width(long long S, const void* a, const
   body(VecWidth<0>{});
 }
 
-// Channels per access in the host's elementwise whole-rows walks (see nxc_rows): for bf16 one 16-byte
-// vector of 8 channels. With the GPU layout's 4 channels (8-byte vectors) g++ kept the group's bf16
-// conversions and math scalar: NHWC apply 1.60 -> 0.77-0.98 ms, backward elementwise 2.21 -> 0.87 ms
-// on 8x64x56x56 (one emulator thread). __half keeps 4: its F16C pair conversions stay scalar either
-// way, and 8 measured no better (apply -5 %, backward elementwise +3-8 %); the statistics' whole-rows
-// walk keeps 4 for both (8 measured the same). with_row_group runs body(VecWidth<G>{}) with
-// G = kRowCPT<T> where C and every pointer allow its vectors, else G = kCPT (the fused and unfused
-// apply; the backward elementwise picks G itself, see nxc_belem_loop).
-template <typename T> struct RowCPT { static constexpr int value = kCPT; };
-template <> struct RowCPT<__nv_bfloat16> { static constexpr int value = 8; };
+// Channels per access in the host's elementwise whole-rows walks (see nxc_rows): for 2-byte types one
+// 16-byte vector of 8 channels. With the GPU layout's 4 channels (8-byte vectors) g++ kept bf16's
+// conversions and math scalar (NHWC apply 1.60 -> 0.77-0.98 ms, backward elementwise 2.21 -> 0.87 ms
+// on 8x64x56x56, one emulator thread); __half, converted a whole vector at a time on the host
+// (aclnn::EmuWholeVector), gains 6-10 % from 8 (apply 0.65 -> 0.61 ms). The statistics' whole-rows walk
+// keeps 4 (8 measured the same). with_row_group runs body(VecWidth<G>{}) with G = kRowCPT<T> where C
+// and every pointer allow its vectors, else G = kCPT (the fused and unfused apply; the backward
+// elementwise picks G itself, see nxc_belem_loop).
+template <typename T> struct RowCPT { static constexpr int value = sizeof(T) == 2 ? 8 : kCPT; };
 template <typename T>
 constexpr int kRowCPT = RowCPT<T>::value;
 

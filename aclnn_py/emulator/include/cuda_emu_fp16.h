@@ -647,8 +647,33 @@ static inline void floats_to_halves(const float (&f)[N], void* bits) {
     memcpy(bits, h, sizeof(h));
 #endif
 }
+// bf16: widening is a shift, narrowing f2bf's integer rounding, on the whole vector
+typedef unsigned short emu_v4hu __attribute__((vector_size(8)));
+typedef unsigned short emu_v8hu __attribute__((vector_size(16)));
+typedef unsigned emu_v4su __attribute__((vector_size(16)));
+typedef unsigned emu_v8su __attribute__((vector_size(32)));
+template <class VH, class VW, int N>
+static inline void bf16s_to_floats(const void* bits, float (&f)[N]) {
+    VH h;
+    memcpy(&h, bits, sizeof(h));
+    const VW w = __builtin_convertvector(h, VW) << 16;
+    memcpy(f, &w, sizeof(w));
+}
+template <class VH, class VW, int N>
+static inline void floats_to_bf16s(const float (&f)[N], void* bits) {
+    VW u;
+    memcpy(&u, f, sizeof(u));
+    const VW r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const VW nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const VH c = __builtin_convertvector((r & ~nan) | (nan & 0x7fffu), VH);
+    memcpy(bits, &c, sizeof(c));
+}
 }  // namespace fp
 }  // namespace __emu
+static inline void __emu_bfloat16s_to_floats(const uint2& v, float (&f)[4]) { ::__emu::fp::bf16s_to_floats<::__emu::fp::emu_v4hu, ::__emu::fp::emu_v4su>(&v, f); }
+static inline void __emu_bfloat16s_to_floats(const uint4& v, float (&f)[8]) { ::__emu::fp::bf16s_to_floats<::__emu::fp::emu_v8hu, ::__emu::fp::emu_v8su>(&v, f); }
+static inline void __emu_floats_to_bfloat16s(const float (&f)[4], uint2& v) { ::__emu::fp::floats_to_bf16s<::__emu::fp::emu_v4hu, ::__emu::fp::emu_v4su>(f, &v); }
+static inline void __emu_floats_to_bfloat16s(const float (&f)[8], uint4& v) { ::__emu::fp::floats_to_bf16s<::__emu::fp::emu_v8hu, ::__emu::fp::emu_v8su>(f, &v); }
 static inline void __emu_halves_to_floats(const uint2& v, float (&f)[4]) { ::__emu::fp::halves_to_floats<4>(&v, f); }
 static inline void __emu_halves_to_floats(const uint4& v, float (&f)[8]) { ::__emu::fp::halves_to_floats<8>(&v, f); }
 static inline void __emu_floats_to_halves(const float (&f)[4], uint2& v) { ::__emu::fp::floats_to_halves<4>(f, &v); }
