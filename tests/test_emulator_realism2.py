@@ -93,3 +93,57 @@ def test_cuda_fp8_header_widening_and_classes(d):
         assert (hb[nan] == 0x7FFF).all()  # half's canonical NaN
         np.testing.assert_array_equal(d.down(got_f, 256, np.float32), want)
     np.testing.assert_array_equal(d.down(sm, 4, np.float32), [-1.5, 6.0, 57344.0, 448.0])
+
+
+# Realism sweep 7: OneFlow's warp softmax (BBuf/how-to-optim-algorithm-in-cuda) gives each row to a group of
+# 8 lanes and reduces with __shfl_xor_sync(0xffffffff, v, m) inside the group; lanes of a group without a row
+# return first. CUDA only asks "all non-exited threads named in mask" to take part, so that is legal and a GPU
+# gives the right softmax; the emulator reported every such launch as "mask names lane N, which has exited".
+EXITED_LANES_SRC = r'''
+extern "C" __global__ void group_sum(const float* x, float* out, int rows) {
+    int row = (blockIdx.x * blockDim.x + threadIdx.x) / 8;   // 8 lanes a row
+    if (row >= rows) return;                                  // a group without a row leaves
+    float v = x[row * 8 + (threadIdx.x & 7)];
+    for (int m = 4; m > 0; m /= 2) v += __shfl_xor_sync(0xffffffffu, v, m, 8);
+    if ((threadIdx.x & 7) == 0) out[row] = v;
+}
+extern "C" __global__ void low_lanes_leave(unsigned* out) {
+    if (threadIdx.x < 8) return;                              // the lanes named first leave first
+    unsigned b = __ballot_sync(0xffffffffu, threadIdx.x & 1);
+    int s = __shfl_down_sync(0xffffffffu, (int)threadIdx.x, 4, 8);
+    out[threadIdx.x] = b + (unsigned)s * 0u + (unsigned)__any_sync(0xffffffffu, threadIdx.x == 31);
+    out[32 + threadIdx.x] = s;
+}
+extern "C" __global__ void reads_exited(const float* x, float* out) {
+    if ((threadIdx.x & 31) >= 8) return;
+    out[threadIdx.x] = __shfl_down_sync(0xffffffffu, x[threadIdx.x], 1);   // lane 7 reads lane 8: gone
+}
+'''
+
+
+def test_shuffle_mask_may_name_exited_lanes(d):
+    mod = A.RawModule(code=EXITED_LANES_SRC)
+    rows = 13                                   # 2 blocks of 64 threads = 16 groups: the last 3 have no row
+    x = np.random.default_rng(7).standard_normal(rows * 8).astype(np.float32)
+    px, po = d.up(x), d.zeros(rows, np.float32)
+    mod.get_function("group_sum")((2,), (64,), (px, po, np.int32(rows)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_allclose(d.down(po, rows, np.float32), x.reshape(rows, 8).sum(1), rtol=1e-5, atol=1e-5)
+    pu = d.zeros(64, np.uint32)
+    mod.get_function("low_lanes_leave")((1,), (32,), (pu,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    got = d.down(pu, 64, np.uint32)
+    lanes = np.arange(8, 32)
+    odd = sum(1 << int(i) for i in lanes if i & 1)
+    np.testing.assert_array_equal(got[8:32], np.full(24, odd + 1, np.uint32))   # the ballot leaves out lanes 0-7
+    src = np.where((lanes & 7) + 4 <= 7, lanes + 4, lanes)                      # width 8: the top 4 keep their own
+    np.testing.assert_array_equal(got[32 + 8:], src)
+
+
+def test_shuffle_reading_an_exited_lane_is_reported(d):
+    x = np.arange(32, dtype=np.float32)
+    px, po = d.up(x), d.zeros(32, np.float32)
+    A.RawModule(code=EXITED_LANES_SRC).get_function("reads_exited")((1,), (32,), (px, po))
+    assert acl.rt.synchronize_device() != 0
+    msg = acl.get_recent_err_msg()
+    assert "reads lane 8, which has exited" in msg, msg

@@ -734,6 +734,10 @@ static void complete_group(Executor& ex, const Group& g, unsigned base) {
                 // is undefined behaviour: a GPU returns whatever that lane's register holds, which
                 // the emulator cannot know, so it reports the shuffle instead of inventing a value.
                 if (ok && j >= 0 && j < 32 && ((mask >> j) & 1u)) r = fb[j].cval;
+                else if (ok && j >= 0 && j < 32 && ((ex.warps[base >> 5].exited >> j) & 1u))
+                    fail("%s (%s:%d) with mask 0x%08x: lane %d of warp %u reads lane %ld, which has exited (a GPU "
+                         "returns an undefined value)", op_name(g.op), base_name(g.file), g.line, g.given, i,
+                         base >> 5, j);
                 else if (ok && j >= 0 && j < 32 && ((ex.warps[base >> 5].exist >> j) & 1u))
                     fail("%s (%s:%d) with mask 0x%08x: lane %d of warp %u reads lane %ld, which is live but not "
                          "named in the mask; a GPU returns that lane's unsynchronised register value (undefined "
@@ -824,10 +828,10 @@ static uint64_t warp_collective(unsigned char op, unsigned char size, unsigned m
              op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z, warp, lane, mask);
     if (width < 1 || width > 32 || (width & (width - 1)))
         fail("%s (%s:%d): width %d is not a power of two between 1 and 32", op_name(op), base_name(file), line, width);
-    const uint32_t eff = mask & w.exist;
-    if (uint32_t gone = eff & w.exited)
-        fail("%s (%s:%d) by thread (%u,%u,%u): mask 0x%08x names lane %d of warp %u, which has exited",
-             op_name(op), base_name(file), line, f->tid.x, f->tid.y, f->tid.z, mask, __builtin_ctz(gone), warp);
+    // CUDA: "all non-exited threads named in mask must execute the same intrinsic": a mask may name
+    // lanes that have exited (OneFlow's softmax shuffles with 0xffffffff in 8-lane groups after the
+    // lanes of a group without a row have returned). They take no part; reading one is reported below.
+    const uint32_t eff = mask & w.exist & ~w.exited;
     if ((++f->spin & 1023u) == 0) spin_check(f, ex, op_name(op), file, line);
     const unsigned base = warp * 32;
     Group* g = nullptr;
@@ -1028,11 +1032,16 @@ static void thread_exit(Fiber* f) {
     f->state = ST_EXITED;
     ex.live--;
     w.exited |= me;
-    if (w.ngroups) {
-        if (const Group* g = group_naming(w, me))
-            fail("thread (%u,%u,%u) (warp %u, lane %u) exited while lanes of its warp wait for it in %s (%s:%d) with "
-                 "mask 0x%08x", f->tid.x, f->tid.y, f->tid.z, f->linear >> 5, f->linear & 31, op_name(g->op),
-                 base_name(g->file), g->line, g->given);
+    // A pending collective whose mask names this lane goes on without it (CUDA's rule: the mask's
+    // non-exited lanes take part), and completes if every other lane of it has arrived.
+    for (int gi = 0; gi < w.ngroups;) {
+        Group& g = w.g[gi];
+        if (!(g.mask & me)) { ++gi; continue; }
+        g.mask &= ~me;
+        if (g.arrived != g.mask) { ++gi; continue; }
+        complete_group(ex, g, f->linear & ~31u);
+        w.waiting &= ~g.mask;
+        g = w.g[--w.ngroups];
     }
     if (ex.bar_count && ex.bar_count == ex.live) release_barrier(ex);
     if (ex.L->coop) grid_thread_exit(*ex.L);
