@@ -342,3 +342,53 @@ def test_bounds_check_asks_the_process_backend_not_the_newest_one(mod, stream, b
     p = upload(np.zeros(64, np.float32))
     mod.get_function("store_before_start")((1,), (64,), (p, np.int32(64)), stream=stream)
     expect_fault(stream, r"store_before_start", r"before the start")
+
+
+FIXED_SIZE_ARRAYS = r"""
+// leimao's CUDA-GEMM-Optimization 06_* kernels, reduced: a thread's register tile `float a[1][8]`
+// indexed with a count meant for another dimension. On a GPU the stores land in other locals (or
+// nowhere) and the numbers come out silently wrong; the emulator stops at the first such index.
+template <int TM>
+__device__ void tile_sum(const float* x, float* out, int rows) {
+    float a[TM][8];
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < 8; ++j) a[i][j] = x[i * 8 + j];
+    float s = 0.f;
+    for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < 8; ++j) s += a[i][j];
+    out[threadIdx.x] = s;
+}
+extern "C" __global__ void register_tile(const float* x, float* out, int rows) { tile_sum<1>(x, out, rows); }
+extern "C" __global__ void shared_past_its_end(const float* x, float* out, int n) {
+    __shared__ float s[64];
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x + n];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def arrays():
+    return A.RawModule(code=FIXED_SIZE_ARRAYS)
+
+
+def test_a_fixed_size_array_indexed_past_its_bounds_is_reported(arrays, stream):
+    """A local or static shared array indexed out of its declared bounds is undefined behaviour a GPU
+    runs on with other numbers (a sweep found leimao's 06_* GEMM kernels doing it, silently wrong here
+    too); g++'s -fsanitize=bounds check stops the launch there, naming the thread. In-bounds runtime
+    indices are unaffected."""
+    x = np.arange(64, dtype=np.float32)
+    px, po = upload(x), dev(64 * 4)
+    arrays.get_function("register_tile")((1,), (4,), (px, po, np.int32(1)), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(download(po, x)[:4], np.full(4, x[:8].sum(), np.float32))
+    arrays.get_function("register_tile")((1,), (4,), (px, po, np.int32(2)), stream=stream)
+    expect_fault(stream, r"register_tile", r"undefined operation in thread \(0,0,0\)", r"out of its bounds")
+    arrays.get_function("shared_past_its_end")((1,), (64,), (px, po, np.int32(0)), stream=stream)
+    assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(download(po, x), x)
+    arrays.get_function("shared_past_its_end")((1,), (64,), (px, po, np.int32(1)), stream=stream)   # s[64]
+    expect_fault(stream, r"shared_past_its_end", r"undefined operation in thread \(63,0,0\)", r"out of its bounds")
+    for p in (px, po):
+        acl.rt.free(p)

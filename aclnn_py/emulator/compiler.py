@@ -90,7 +90,13 @@ _BASE_FLAGS = (
     # scanLargeArray (-DZERO_BANK_CONFLICTS), silently wrong before. No runtime library:
     # -fsanitize-undefined-trap-on-error needs none. Cost: a compare and a never-taken branch per
     # conversion from floating point and per shift left as written.
-    "-fsanitize=shift-exponent,float-cast-overflow",
+    # And an index out of a fixed-size array's bounds (a thread's local array, a static __shared__
+    # one; -fsanitize=bounds): on a GPU the access lands in other locals or other shared variables
+    # and the kernel runs on with other numbers (leimao's CUDA-GEMM-Optimization 06_* kernels index
+    # their register tile `float a[1][8]` with a count meant for another dimension: silently wrong
+    # here too before). Cost: a compare per index g++ cannot prove in range (BatchNorm kernels: none
+    # measurable, kernel A/B).
+    "-fsanitize=shift-exponent,float-cast-overflow,bounds",
     "-fsanitize-undefined-trap-on-error",
     "-fvisibility=hidden",
     "-fvisibility-inlines-hidden",

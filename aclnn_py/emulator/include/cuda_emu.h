@@ -1359,13 +1359,15 @@ static void record_fault(Launch& L, EmuFault& fa) {
         return;
     }
     const unsigned char* pc = static_cast<const unsigned char*>(fa.addr);
-    if (pc && pc[0] == 0x0f && pc[1] == 0x0b) {  // ud2: a check of -fsanitize=shift-exponent,float-cast-overflow
+    if (pc && pc[0] == 0x0f && pc[1] == 0x0b) {  // ud2: a check of -fsanitize=shift-exponent,float-cast-overflow,bounds
         record(&L, bid, "undefined operation in %s: an integer shift by a negative count or by the operand's width "
-               "or more (x << 32), or a floating-point value converted to an integer type that cannot hold it (NaN, "
-               "(unsigned)-1.0f, (int)3e9f, (unsigned char)300.0f). A GPU clamps such a shift (result 0, or the sign "
-               "bits for >> of a negative value) and saturates such a conversion (NaN -> 0); the CPU computes other "
-               "numbers, so the emulator stops here instead. Keep the count below the width / clamp the value, or "
-               "use __float2int_rz & co., which saturate as on a GPU", who);
+               "or more (x << 32), a floating-point value converted to an integer type that cannot hold it (NaN, "
+               "(unsigned)-1.0f, (int)3e9f, (unsigned char)300.0f), or an index of a fixed-size array (a local "
+               "array, a static __shared__ one, any dimension of float a[1][8]) out of its bounds. A GPU clamps such "
+               "a shift (result 0, or the sign bits for >> of a negative value) and saturates such a conversion "
+               "(NaN -> 0); the CPU computes other numbers, and an out-of-bounds index reads or writes other "
+               "variables on both, so the emulator stops here instead. Keep the count below the width / clamp the "
+               "value, or use __float2int_rz & co., which saturate as on a GPU; keep indices inside the array", who);
         return;
     }
     record(&L, bid, "illegal instruction at 0x%016llx in %s (SIGILL)", static_cast<unsigned long long>(addr), who);
