@@ -70,10 +70,18 @@ template <typename T> struct EmuWholeVector { static constexpr bool value = fals
 #ifdef __EMU_CPU__
 template <> struct EmuWholeVector<__half> { static constexpr bool value = true; };
 template <> struct EmuWholeVector<__nv_bfloat16> { static constexpr bool value = true; };
-template <typename V, int N> void emu_vector_to_f32(const V& v, float (&f)[N], __half) { __emu_halves_to_floats(v, f); }
-template <typename V, int N> void emu_vector_to_f32(const V& v, float (&f)[N], __nv_bfloat16) { __emu_bfloat16s_to_floats(v, f); }
-template <typename V, int N> void emu_f32_to_vector(const float (&f)[N], V& v, __half) { __emu_floats_to_halves(f, v); }
-template <typename V, int N> void emu_f32_to_vector(const float (&f)[N], V& v, __nv_bfloat16) { __emu_floats_to_bfloat16s(f, v); }
+template <typename V, int N>
+__device__ __forceinline__ void emu_vector_to_f32(const V& v, float (&f)[N], __half) { __emu_halves_to_floats(v, f); }
+template <typename V, int N>
+__device__ __forceinline__ void emu_vector_to_f32(const V& v, float (&f)[N], __nv_bfloat16) {
+  __emu_bfloat16s_to_floats(v, f);
+}
+template <typename V, int N>
+__device__ __forceinline__ void emu_f32_to_vector(const float (&f)[N], V& v, __half) { __emu_floats_to_halves(f, v); }
+template <typename V, int N>
+__device__ __forceinline__ void emu_f32_to_vector(const float (&f)[N], V& v, __nv_bfloat16) {
+  __emu_floats_to_bfloat16s(f, v);
+}
 #endif
 
 // 4-, 8- or 16-byte vector of raw 32-bit words.
