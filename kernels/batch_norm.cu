@@ -694,9 +694,10 @@ __device__ __forceinline__ A act_fwd(A v, int act, A ceiling, bool& pass) {
 // once across the tile row just as the vector layout does (a reduction does not care which thread
 // adds which element); with the vector layout's loads in both places g++ 12 again kept the loop scalar.
 // Whether a tile's partial step first feeds whole rows of L elements to the lanes (below). Measured on
-// the host emulator (8x64x56x56 NCHW statistics, one emulator thread): __half 1.78 -> 0.84 ms, where
-// f32 0.70 -> 1.64 and bf16 0.71 -> 2.04 ms: g++ 12 keeps the loop's SIMD form for one and loses it for
-// the others. On a GPU either way is a handful of instructions per tile.
+// the host emulator (8x64x56x56 NCHW statistics, one emulator thread, with the __half vectors of the full
+// steps converted through memory, see aclnn::load_vec_f32_split): __half 1.78 -> 0.84 ms, where f32
+// 0.70 -> 1.64 and bf16 0.71 -> 2.04 ms: g++ 12 keeps the loop's SIMD form for one and loses it for the
+// others. On a GPU either way is a handful of instructions per tile.
 template <typename T> constexpr bool kTailRows = false;
 template <> constexpr bool kTailRows<__half> = true;
 template <typename T, int VW>

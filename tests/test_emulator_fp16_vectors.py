@@ -24,7 +24,7 @@ extern "C" __global__ void NAME(const uint4* in, float* whole8, float* whole4, f
   if (i >= n) return;                                                                                \
   const uint4 v = in[i];                                                                             \
   float f[8], g[4], q[4];                                                                            \
-  WHOLE(v, f);                                                                                       \
+  WHOLE(v, f, true);  /* through memory, as the kernels' sums take it */                           \
   WHOLE(make_uint2(v.x, v.y), g);                                                                    \
   WHOLE(make_uint2(v.z, v.w), q);                                                                    \
   const H2* h = reinterpret_cast<const H2*>(&v);                                                     \
