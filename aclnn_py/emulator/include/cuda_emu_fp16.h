@@ -653,10 +653,22 @@ typedef unsigned emu_v4su __attribute__((vector_size(16)));
 typedef unsigned emu_v8su __attribute__((vector_size(32)));
 template <class VH, class VW, int N>
 static inline void bf16s_to_floats(const void* bits, float (&f)[N]) {
-    VH h;
-    memcpy(&h, bits, sizeof(h));
-    const VW w = __builtin_convertvector(h, VW) << 16;
-    memcpy(f, &w, sizeof(w));
+    if constexpr (N == 4) {
+        // each bf16 into the high half of a zero word: one unpack (a convert of the 8-byte vector
+        // was two loads, two widenings and a merge)
+        typedef long long v2di __attribute__((vector_size(16)));
+        unsigned long long w;
+        memcpy(&w, bits, 8);
+        const emu_v8hu h = reinterpret_cast<emu_v8hu>(v2di{static_cast<long long>(w), 0});
+        const emu_v8hu z = {};
+        const emu_v8hu r = __builtin_shufflevector(z, h, 0, 8, 1, 9, 2, 10, 3, 11);
+        memcpy(f, &r, sizeof(r));
+    } else {
+        VH h;
+        memcpy(&h, bits, sizeof(h));
+        const VW w = __builtin_convertvector(h, VW) << 16;
+        memcpy(f, &w, sizeof(w));
+    }
 }
 template <class VH, class VW, int N>
 static inline void floats_to_bf16s(const float (&f)[N], void* bits) {
