@@ -72,12 +72,12 @@ template <> struct EmuWholeVector<__half> { static constexpr bool value = true; 
 template <> struct EmuWholeVector<__nv_bfloat16> { static constexpr bool value = true; };
 // through_memory: for the lanes of a sum (see load_vec_f32_split)
 template <typename V, int N>
-__device__ __forceinline__ void emu_vector_to_f32(const V& v, float (&f)[N], __half, bool through_memory = false) {
+__device__ __forceinline__ void emu_vector_to_f32(const V& v, float (&f)[N], __half, bool through_memory) {
   __emu_halves_to_floats(v, f, through_memory);
 }
 template <typename V, int N>
 __device__ __forceinline__ void emu_vector_to_f32(const V& v, float (&f)[N], __nv_bfloat16,
-                                                  bool through_memory = false) {
+                                                  bool through_memory) {
   __emu_bfloat16s_to_floats(v, f, through_memory);
 }
 template <typename V, int N>
@@ -125,8 +125,9 @@ __device__ __forceinline__ unsigned f32_to_word(const float (&f)[N], int i) {
 // N*sizeof(T) bytes and idx % N == 0. The access is written as an index into a vector-typed base
 // pointer (not as a cast of base + idx): nvcc keeps the vector width only in that form when the
 // index comes from loop induction variables (a cast of a computed pointer was split into scalar
-// stores in the NCX loops).
-template <int N, typename T>
+// stores in the NCX loops). FOR_SUMS: the lanes of a sum (load_vec_f32_split), which the host
+// emulator converts through memory.
+template <int N, typename T, bool FOR_SUMS = false>
 __device__ __forceinline__ void load_vec_f32(const T* __restrict__ base, long long idx, float (&f)[N]) {
   constexpr int kW = N * static_cast<int>(sizeof(T)) / 4;
   static_assert(kW == 1 || kW == 2 || kW == 4, "4-, 8- or 16-byte vectors");
@@ -155,7 +156,7 @@ __device__ __forceinline__ void load_vec_f32(const T* __restrict__ base, long lo
   const V v = reinterpret_cast<const V*>(base)[static_cast<unsigned long long>(idx) / N];
 #ifdef __EMU_CPU__
   if constexpr (EmuWholeVector<T>::value && kW >= 2) {
-    emu_vector_to_f32(v, f, T{});
+    emu_vector_to_f32(v, f, T{}, FOR_SUMS);
     return;
   }
 #endif
@@ -192,17 +193,9 @@ __device__ __forceinline__ void load_vec_f32_split(const T* __restrict__ base, l
     word_to_f32x2<T>(v.w, f[3], f[7]);
     return;
   }
-#ifdef __EMU_CPU__
-  constexpr int kW = N * static_cast<int>(sizeof(T)) / 4;
-  if constexpr (EmuWholeVector<T>::value && kW >= 2) {
-    // the converted vector goes through memory: g++ 12 then vectorises the sums over it (f16 NCHW
-    // statistics 8x64x56x56 1.93 -> 0.84 ms, backward reduce 1.25 -> 1.01 ms, one emulator thread)
-    using V = typename WordVec<kW>::type;
-    emu_vector_to_f32(reinterpret_cast<const V*>(base)[static_cast<unsigned long long>(idx) / N], f, T{}, true);
-    return;
-  }
-#endif
-  load_vec_f32<N>(base, idx, f);
+  // on the host the converted vector goes through memory: g++ 12 then vectorises the sums over it (f16
+  // NCHW statistics 8x64x56x56 1.93 -> 0.84 ms, backward reduce 1.25 -> 1.01 ms, one emulator thread)
+  load_vec_f32<N, T, true>(base, idx, f);
 }
 
 template <int N, typename T>
