@@ -32,10 +32,11 @@
 // Exact in-place (same pointer) works for the elementwise kernels (y = x or z; dx = dy or x;
 // dz = dy): every element is read, then written, by one thread and never read again. Partial
 // overlaps are not supported. Nothing needs zeroing beforehand.
-// Every data kernel must be launched with a block of the plan (256 threads on a GPU, one warp on
-// the host emulator, whole warps in any case): the NCX mask writer relies on the plan's tx (power of
-// two >= 4, and >= 32 when a plane has several segments, so a warp never spans tiles of different
-// lengths).
+// Every data kernel must be launched with a block of the plan (256 threads on a GPU; on the host
+// emulator one warp, or one thread for the NCX reductions: the block combines take whole warps or
+// a block of at most 32 threads): the NCX mask writer relies on the plan's tx (power of two >= 4,
+// and >= 32 when a plane has several segments, so a warp never spans tiles of different lengths;
+// the host's tx = 1 plans write a tile's mask words from its one thread).
 //
 // ================================================================================================
 // KERNELS (name expressions: first line; grid/block from _bn_plan)
@@ -136,8 +137,10 @@
 //   NXC: block (cx, cy) = (min(32, next_pow2(ceil(C/4))), 256/cx), grid (ceil(C/(4cx)), s):
 //        s = min(ceil(1056/gx), ceil(N*S/(4*cy)), ceil(N*S*min(C, 4cx)/8192))
 //   then s = min(65535, max(s, 1, ceil(N*S / 2^30))) (per-split counts stay below 2^31).
-//   Host emulator profile (_bn_plan): 32-thread blocks, NCX tx = 4 (32 with several segments),
-//   1056 -> 16 reduction blocks, elementwise grids of at most 256 blocks.
+//   Host emulator profile (_bn_plan): 1056 -> 4 reduction blocks; NCX reductions one thread per
+//   block (it walks its split of the channel's planes), NCX elementwise one thread per tile row
+//   (tx = 1; 32 with several segments) over a contiguous range of tiles (row_tiles), NXC one warp
+//   per block walking whole rows; elementwise grids of at most 32 blocks.
 //   NCX planes are cut into segs = ceil(S/seglen) tiles, seglen = round_up(ceil(S/ceil(S/4096)), 32).
 // Reserve mask (uint32 words, bit b of word w = bit w*32 + b), rows padded to whole words:
 //   NCX: words = N*C*ceil(S/32);  (n,c,s) -> word (n*C + c)*ceil(S/32) + s/32, bit s%32
@@ -237,6 +240,7 @@ struct NcxGeom {
   long long segs;
 };
 __device__ __forceinline__ NcxGeom ncx_geom(long long S) {
+  if (S <= kSeg) return NcxGeom{(S + 31) / 32 * 32, 1};  // one tile per plane: no division
   const long long s0 = (S + kSeg - 1) / kSeg;
   long long L = (S + s0 - 1) / s0;
   L = (L + 31) / 32 * 32;
@@ -253,10 +257,23 @@ struct TileWalk {
   long long plane, seg, c;
   long long dq, dr, dqc, segs, channels;
   __device__ __forceinline__ TileWalk(long long t, long long stride, long long segs_, long long channels_)
-      : plane(t / segs_), seg(t - (t / segs_) * segs_), c(0), dq(stride / segs_),
-        dr(stride - (stride / segs_) * segs_), dqc(0), segs(segs_), channels(channels_) {
-    c = plane % channels;
-    dqc = dq % channels;
+      : plane(t), seg(0), c(0), dq(stride), dr(0), dqc(0), segs(segs_), channels(channels_) {
+    // (a 64-bit division costs 40-90 cycles on a CPU: the host emulator's threads walk few tiles each,
+    // so the common cases skip them)
+    if (segs > 1) {
+      plane = t / segs;
+      seg = t - plane * segs;
+      dq = stride / segs;
+      dr = stride - dq * segs;
+    }
+    if (channels > 1) {
+      c = rem(plane, channels);
+      dqc = rem(dq, channels);
+    }
+  }
+  static __device__ __forceinline__ long long rem(long long a, long long b) {  // a, b >= 0
+    return (a | b) >> 32 ? a % b
+                         : static_cast<long long>(static_cast<unsigned>(a) % static_cast<unsigned>(b));
   }
   __device__ __forceinline__ void advance() {
     seg += dr;
@@ -270,6 +287,24 @@ struct TileWalk {
     if (c >= channels) c -= channels;
   }
 };
+
+// The tiles thread row `row` of `rows` walks out of Tall: [begin, end) by `step`. A GPU's rows stride
+// over the grid (a warp's rows take neighbouring tiles). The host's elementwise plans give each row
+// one thread (tx == 1) and a contiguous range of tiles: a block's threads run one after another on one
+// CPU thread, so the block walks memory forward, and a thread's setup (the divisions of TileWalk, the
+// coefficients) is paid once for many small planes (32x256x14x14 f32, one emulator thread per core:
+// apply 0.31 ms with 8192 one-tile threads -> 0.20 with 1024 threads of 8 tiles each; backward
+// elementwise 0.33 -> 0.22, where the same 1024 threads striding over the grid took 0.49).
+struct TileSpan {
+  long long begin, end, step;
+};
+__device__ __forceinline__ TileSpan row_tiles(long long Tall) {
+  const long long rows = static_cast<long long>(gridDim.x) * blockDim.y;
+  const long long row = static_cast<long long>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (blockDim.x != 1) return TileSpan{row, Tall, rows};
+  const long long per = (Tall + rows - 1) / rows, b = row * per;
+  return TileSpan{b, lmin(Tall, b + per), 1};
+}
 
 // NXC rows are walked in chunks of `rpc` rows; block y takes a contiguous range of chunks, so each
 // thread walks memory forward (a GPU does not mind; on the host emulator, where a block's threads
@@ -294,14 +329,17 @@ template <int W> struct VecWidth { static constexpr int value = W; };
 template <bool B> struct BoolConst { static constexpr bool value = B; };
 
 // Runs body(VecWidth<VW>{}) with the NCX vector width (elements per vector access) for planes of S
-// elements at these pointers (nullptr: unused): 16-byte vectors when S and every pointer allow
-// them; for 2-byte types 8-byte vectors next (S % 4 == 0: 14x14 planes), which still convert the
-// elements in pairs; else VW = 0, the lane-consecutive scalar path.
+// elements at these pointers (nullptr: unused): 16-byte vectors when every pointer is 16-byte aligned
+// and S % V == 0 or the loop `peel`s each tile's head up to the first 16-byte boundary (ncx_head: the
+// pointers are then equally misaligned at every plane); for 2-byte types 8-byte vectors next (S % 4
+// == 0: 14x14 planes), which still convert the elements in pairs; else VW = 0, the lane-consecutive
+// scalar path. Loops whose steps must start at a mask word (the reserve-mask readers and writers) do
+// not peel.
 template <typename T, typename Body>
 __device__ __forceinline__ void with_ncx_width(long long S, const void* a, const void* b, const void* c,
-                                               const void* d, Body&& body) {
+                                               const void* d, Body&& body, bool peel = false) {
   constexpr int V = aclnn::Vec16<T>::value;
-  if (S % V == 0 && all_aligned(16, a, b, c, d)) {
+  if ((S % V == 0 || peel) && all_aligned(16, a, b, c, d)) {
     body(VecWidth<V>{});
     return;
   }
@@ -322,6 +360,20 @@ __device__ __forceinline__ void with_ncx_width(long long S, const void* a, const
 // keeps 4 (8 measured the same). with_row_group runs body(VecWidth<G>{}) with G = kRowCPT<T> where C
 // and every pointer allow its vectors, else G = kCPT (the fused and unfused apply; the backward
 // elementwise picks G itself, see nxc_belem_loop).
+// Elements of a tile at p (len elements) before its first VW-element vector boundary: the head a
+// peeling loop takes in the scalar layout before its vector steps (see with_ncx_width). 0 when VW = 0
+// and for every tile of planes that keep the vectors aligned (S % VW == 0).
+template <typename T, int VW>
+__device__ __forceinline__ int ncx_head(const T* p, int len) {
+  if constexpr (VW == 0) {
+    return 0;
+  } else {
+    constexpr unsigned long long B = VW * sizeof(T);
+    const int h = static_cast<int>(((B - reinterpret_cast<unsigned long long>(p) % B) % B) / sizeof(T));
+    return h < len ? h : len;
+  }
+}
+
 template <typename T> struct RowCPT { static constexpr int value = sizeof(T) == 2 ? 8 : kCPT; };
 template <typename T>
 constexpr int kRowCPT = RowCPT<T>::value;
@@ -553,8 +605,8 @@ __device__ __forceinline__ Welford<A, int> block_welford(Welford<A, int> w) {
   __shared__ A s_m2[32];
   __shared__ int s_n[32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
-  const int nw = (blockDim.x * blockDim.y) / 32;
-  const bool one_warp = nw == 1;  // block-uniform
+  const int nt = blockDim.x * blockDim.y, nw = nt / 32;
+  const bool one_warp = nt <= 32;  // block-uniform
   if (!one_warp) w = aclnn::warp_welford(w);
   if (one_warp || (tid & 31) == 0) {
     const int k = one_warp ? tid : tid >> 5;
@@ -564,7 +616,7 @@ __device__ __forceinline__ Welford<A, int> block_welford(Welford<A, int> w) {
   }
   __syncthreads();
   if (tid == 0) {
-    const int parts = one_warp ? 32 : nw;
+    const int parts = one_warp ? nt : nw;
     for (int i = 1; i < parts; ++i) {
       Welford<A, int> b;
       b.mean = s_mean[i];
@@ -582,8 +634,8 @@ __device__ __forceinline__ void block_sum2(A& a, A& b) {
   __shared__ A s_a[32];
   __shared__ A s_b[32];
   const int tid = threadIdx.x + blockDim.x * threadIdx.y;
-  const int nw = (blockDim.x * blockDim.y) / 32;
-  const bool one_warp = nw == 1;  // block-uniform
+  const int nt = blockDim.x * blockDim.y, nw = nt / 32;
+  const bool one_warp = nt <= 32;  // block-uniform
   if (!one_warp) {
     a = aclnn::warp_sum(a);
     b = aclnn::warp_sum(b);
@@ -595,7 +647,7 @@ __device__ __forceinline__ void block_sum2(A& a, A& b) {
   }
   __syncthreads();
   if (tid == 0) {
-    const int parts = one_warp ? 32 : nw;
+    const int parts = one_warp ? nt : nw;
     for (int i = 1; i < parts; ++i) {
       a += s_a[i];
       b += s_b[i];
@@ -1047,15 +1099,26 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
   const long long Tall = N * C * g.segs;
   const long long stride = static_cast<long long>(gridDim.x) * ty;
   long long t = static_cast<long long>(blockIdx.x) * ty + threadIdx.y;
-  TileWalk tile(t, stride, g.segs, C);
   const int step = tx * E;
-  if constexpr (!FUSED) {  // no mask, no collective: each row walks its own tiles
-    for (; t < Tall; t += stride) {
+  if constexpr (!FUSED) {  // no mask, no collective: each row walks its own tiles (row_tiles)
+    const TileSpan span = row_tiles(Tall);
+    if (span.begin >= span.end) return;
+    TileWalk tile(span.begin, span.step, g.segs, C);
+    for (t = span.begin; t < span.end; t += span.step) {
       const long long s0 = tile.seg * g.seglen;
       const int len = static_cast<int>(lmin(g.seglen, S - s0));
       const A m = mean_f[tile.c], sc = scale_f[tile.c], sh = shift_f[tile.c];
       const long long off0 = tile.plane * S + s0;
-      int so = 0;
+      auto partial = [&](int so, int rem) {  // a head or the last, partial step, in the scalar layout
+        A v[E];
+        bool ok[E];
+        ncx_load<T, 0, E>(x, off0 + so, rem, tx, xi, v, ok);
+#pragma unroll
+        for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
+        ncx_store<T, 0, E>(y, off0 + so, rem, tx, xi, v);
+      };
+      int so = ncx_head<T, VW>(x + off0, len);
+      if (so > 0) partial(0, so);
       for (; so + step <= len; so += step) {  // full steps (see ncx_belem_loop)
         A v[E];
         bool ok[E];
@@ -1064,14 +1127,7 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
         for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
         ncx_store<T, VW, E, true>(y, off0 + so, len - so, tx, xi, v);
       }
-      if (so < len) {  // the partial step, in the scalar layout
-        A v[E];
-        bool ok[E];
-        ncx_load<T, 0, E>(x, off0 + so, len - so, tx, xi, v, ok);
-#pragma unroll
-        for (int e = 0; e < E; ++e) v[e] = (v[e] - m) * sc + sh;
-        ncx_store<T, 0, E>(y, off0 + so, len - so, tx, xi, v);
-      }
+      if (so < len) partial(so, len - so);
       tile.advance();
     }
     return;
@@ -1082,7 +1138,10 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
     // lanes, which OR each word with warp collectives (on the emulator a fiber switch per lane per
     // step: 19-24 ms of BatchNormActivation's apply on 8x64x56x56 and 32x256x14x14).
     static_assert(32 % E == 0, "a step's bits fall in one mask word");
-    for (; t < Tall; t += stride) {
+    const TileSpan span = row_tiles(Tall);
+    if (span.begin >= span.end) return;
+    TileWalk tile(span.begin, span.step, g.segs, C);
+    for (t = span.begin; t < span.end; t += span.step) {
       const long long s0 = tile.seg * g.seglen;
       const int len = static_cast<int>(lmin(g.seglen, S - s0));
       const A m = mean_f[tile.c], sc = scale_f[tile.c], sh = shift_f[tile.c];
@@ -1113,8 +1172,9 @@ __device__ __forceinline__ void ncx_apply_loop(const T* __restrict__ x, const T*
     }
     return;
   }
-  // FUSED: block-uniform trip counts (warp collectives inside when writing the mask): every row of
+  // FUSED on a GPU: block-uniform trip counts (warp collectives inside when writing the mask): every row of
   // a warp runs the same number of steps; rows without a tile run predicated off.
+  TileWalk tile(t, stride, g.segs, C);
   for (long long tb = static_cast<long long>(blockIdx.x) * ty; tb < Tall; tb += stride, t += stride) {
     const bool valid = t < Tall;
     const long long s0 = tile.seg * g.seglen;
@@ -1326,9 +1386,13 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, FUSED ? 3 : 4) bn_apply(const T* __rest
   using namespace bnk;
   const T* zz = FUSED ? z : nullptr;
   if constexpr (!CL) {
-    with_ncx_width<T>(S, x, y, zz, nullptr, [&](auto vw) {
-      ncx_apply_loop<T, decltype(vw)::value, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act, ceiling);
-    });
+    with_ncx_width<T>(
+        S, x, y, zz, nullptr,
+        [&](auto vw) {
+          ncx_apply_loop<T, decltype(vw)::value, FUSED>(x, zz, mean_f, scale_f, shift_f, y, mask, N, C, S, act,
+                                                        ceiling);
+        },
+        !FUSED);
   } else {
     constexpr unsigned long long A = kCPT * sizeof(T);
     const bool vec = C % kCPT == 0 && aclnn::is_aligned(x, A) && aclnn::is_aligned(y, A) &&
@@ -1637,16 +1701,15 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
                                                long long S) {
   using A = acc_t<T>;
   constexpr int E = MODE == 0 ? kEPT : kEPT / 2;  // two input streams in training
-  const int tx = blockDim.x, ty = blockDim.y, xi = threadIdx.x;
+  const int tx = blockDim.x, xi = threadIdx.x;
   const NcxGeom g = ncx_geom(S);
   const long long W = (S + 31) / 32;
   const long long Tall = N * C * g.segs;
-  const long long stride = static_cast<long long>(gridDim.x) * ty;
-  long long t = static_cast<long long>(blockIdx.x) * ty + threadIdx.y;
-  if (t >= Tall) return;  // no collectives in this kernel
-  TileWalk tile(t, stride, g.segs, C);
+  const TileSpan span = row_tiles(Tall);
+  if (span.begin >= span.end) return;  // no collectives in this kernel
+  TileWalk tile(span.begin, span.step, g.segs, C);
   const int step = tx * E;
-  for (; t < Tall; t += stride) {
+  for (long long t = span.begin; t < span.end; t += span.step) {
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const A gg = g_f[tile.c];
@@ -1658,7 +1721,8 @@ __device__ __forceinline__ void ncx_belem_loop(const T* __restrict__ dy, const T
     }
     const long long off0 = tile.plane * S + s0;
     const unsigned* mrow = (MODE == 2 && mask) ? mask + tile.plane * W : nullptr;
-    int so = 0;
+    int so = ncx_head<T, VW>(dy + off0, len);  // 0 unless peeling (no mask: see bn_bwd_elemt)
+    if (so > 0) ncx_belem_step<T, VW, MODE, false>(dy, x, mrow, dx, dz, off0, s0, so, tx, xi, m, a, k, gg);
     for (; so + step <= len; so += step)
       ncx_belem_step<T, VW, MODE, true>(dy, x, mrow, dx, dz, off0 + so, s0 + so, len - so, tx, xi, m, a, k, gg);
     if (so < len)
@@ -1797,9 +1861,12 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, MODE == 2 ? 3 : 4) bn_bwd_elemt(const T
   static_assert(MODE >= 0 && MODE <= 2, "MODE: 0 inference, 1 training, 2 training fused");
   T* dzz = MODE == 2 ? dz : nullptr;
   if constexpr (!CL) {
-    with_ncx_width<T>(S, dy, dx, MODE == 0 ? nullptr : x, dzz, [&](auto vw) {
-      ncx_belem_loop<T, decltype(vw)::value, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
-    });
+    with_ncx_width<T>(
+        S, dy, dx, MODE == 0 ? nullptr : x, dzz,
+        [&](auto vw) {
+          ncx_belem_loop<T, decltype(vw)::value, MODE>(dy, x, mask, mean_f, a_f, k_f, g_f, dx, dzz, N, C, S);
+        },
+        MODE != 2 || mask == nullptr);  // (mask bits are read per word-aligned step)
   } else {
     constexpr unsigned long long A = kCPT * sizeof(T);
     const bool vec = C % kCPT == 0 && aclnn::is_aligned(dy, A) && aclnn::is_aligned(dx, A) &&

@@ -37,7 +37,7 @@ def test_profiles_differ():
         host = _bn_plan.plan_reduction(*shape, False), _bn_plan.plan_elementwise(*shape, True, fused=False)
     finally:
         force_profile(None)
-    assert gpu[0][1] == (256, 1, 1) and host[0][1] == (1, 32, 1)   # host NCX: one thread per tile
+    assert gpu[0][1] == (256, 1, 1) and host[0][1] == (1, 1, 1)    # host NCX reductions: one thread per block
     assert gpu[1][1] == (16, 16, 1) and host[1][1] == (1, 32, 1)   # host NHWC elementwise: whole rows per thread
     assert gpu != host
     with pytest.raises(ValueError):
