@@ -211,13 +211,14 @@ __device__ __forceinline__ void ld_vec(const T* __restrict__ base, long long idx
     aclnn::load_vec_f32<N>(base, idx, f);
   }
 }
-// ld_vec in load_vec_f32_split's order (a reduction's lanes): double and float as ld_vec.
-template <int N, typename T>
+// ld_vec for a reduction's lanes (load_vec_f32_split, in its split order where SPLIT_ORDER and the
+// type has one): double and float as ld_vec.
+template <int N, bool SPLIT_ORDER, typename T>
 __device__ __forceinline__ void ld_vec_split(const T* __restrict__ base, long long idx, acc_t<T> (&f)[N]) {
   if constexpr (sizeof(T) == 8) {
     ld_vec<N>(base, idx, f);
   } else {
-    aclnn::load_vec_f32_split<N>(base, idx, f);
+    aclnn::load_vec_f32_split<N, T, SPLIT_ORDER>(base, idx, f);
   }
 }
 template <int N, typename T>
@@ -410,8 +411,10 @@ __device__ __forceinline__ int lane_id() {
 // FULL: the whole step is in the tile (rem >= tx*E), so every load / store is unconditional, which
 // the host emulator's g++ can keep in SIMD registers (an access under `if (in)` it could not).
 // ------------------------------------------------------------------------------------------------
-// SPLIT: each vector's elements in ld_vec_split's order (for sums whose order is the caller's).
-template <typename T, int VW, int E, bool FULL = false, bool SPLIT = false>
+// SUMS: how the vectors of a reduction's lanes are loaded (ld_vec_split; a sum's order is the
+// caller's): kSumsSplit in the split order where the type has one, kSumsInOrder in the elements' order.
+enum : int { kPlain = 0, kSumsInOrder = 1, kSumsSplit = 2 };
+template <typename T, int VW, int E, bool FULL = false, int SUMS = kPlain>
 __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long at, int rem, int tx, int x,
                                          acc_t<T> (&v)[E], bool (&ok)[E]) {
   constexpr int V = VW > 0 ? VW : 1;
@@ -422,8 +425,8 @@ __device__ __forceinline__ void ncx_load(const T* __restrict__ base, long long a
       const bool in = FULL || off < rem;
       acc_t<T> f[V];
       if (in) {
-        if constexpr (SPLIT)
-          ld_vec_split<V>(base, at + off, f);
+        if constexpr (SUMS != kPlain)
+          ld_vec_split<V, SUMS == kSumsSplit>(base, at + off, f);
         else
           ld_vec<V>(base, at + off, f);
       } else {
@@ -779,7 +782,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     for (; so + step <= len; so += step) {  // full steps: every element is in the tile
       A v[E];
       bool ok[E];
-      ncx_load<T, VW, E, true, true>(x, off0 + so, len - so, tx, xi, v, ok);  // lanes: any order
+      ncx_load<T, VW, E, true, kSumsSplit>(x, off0 + so, len - so, tx, xi, v, ok);  // lanes: any order
       A r[R][L];
 #pragma unroll
       for (int e = 0; e < E; ++e) r[e / L][e % L] = v[e] - K;
@@ -1433,10 +1436,11 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
     constexpr bool FULL = decltype(full)::value;
     A d[E], v[E];
     bool ok[E];
-    // unmasked full steps: both streams in ld_vec_split's order (the lanes' order is ours; a mask's
-    // bits are in the elements' order)
-    ncx_load<T, VW, E, FULL, FULL && !MASKED>(dy, off0 + so, len - so, tx, xi, d, ok);
-    ncx_load<T, VW, E, FULL, FULL && !MASKED>(x, off0 + so, len - so, tx, xi, v, ok);
+    // unmasked full steps: both streams as a sum's lanes (the lanes' order is ours), in the elements'
+    // order (bf16's split order measured slower here: see load_vec_f32_split)
+    constexpr int SUMS = FULL && !MASKED ? kSumsInOrder : kPlain;
+    ncx_load<T, VW, E, FULL, SUMS>(dy, off0 + so, len - so, tx, xi, d, ok);
+    ncx_load<T, VW, E, FULL, SUMS>(x, off0 + so, len - so, tx, xi, v, ok);
     if constexpr (MASKED) {
       bool bit[E];
       ncx_read_bits<T, VW, E>(mrow, s0 + so, len - so, tx, xi, bit);

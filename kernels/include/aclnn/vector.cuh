@@ -177,15 +177,16 @@ __device__ __forceinline__ void load_vec_f32(const T* __restrict__ base, long lo
 // caller's choice (the lanes of a reduction): a 16-byte vector of bf16 gives its words' low halves
 // first, then their high halves (f[i] = element 2i, f[4 + i] = element 2i + 1): one shift and one mask
 // of the whole vector, where the element order needs a shuffle per pair (NCHW bf16 statistics
-// 8x64x56x56 1.20 -> 0.68 ms, one emulator thread; 8-byte vectors and the backward sums measured no
-// better this way). Every other vector, __half's included (the emulator converts it whole, see
-// EmuWholeVector, and the split order would cost it a shuffle): load_vec_f32's order, on the host
-// through memory.
+// 8x64x56x56 1.20 -> 0.68 ms, one emulator thread; 8-byte vectors measured no better this way). With
+// SPLIT_ORDER = false, and for every other vector, __half's included (the emulator converts it whole,
+// see EmuWholeVector, and the split order would cost it a shuffle): load_vec_f32's order, on the host
+// through memory (bf16's two-stream backward sums: 8x64x56x56 NCHW 1.56 -> 0.85 ms without the split
+// order, one emulator thread, since the emulator converts bf16 vectors whole).
 template <typename T> struct SplitOrder { static constexpr bool value = false; };
 template <> struct SplitOrder<__nv_bfloat16> { static constexpr bool value = true; };
-template <int N, typename T>
+template <int N, typename T, bool SPLIT_ORDER = true>
 __device__ __forceinline__ void load_vec_f32_split(const T* __restrict__ base, long long idx, float (&f)[N]) {
-  if constexpr (SplitOrder<T>::value && N == 8) {
+  if constexpr (SPLIT_ORDER && SplitOrder<T>::value && N == 8) {
     const uint4 v = reinterpret_cast<const uint4*>(base)[static_cast<unsigned long long>(idx) / N];
     word_to_f32x2<T>(v.x, f[0], f[4]);
     word_to_f32x2<T>(v.y, f[1], f[5]);
