@@ -778,7 +778,23 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
     const long long s0 = tile.seg * g.seglen;
     const int len = static_cast<int>(lmin(g.seglen, S - s0));
     const long long off0 = (tile.plane * C + c) * S + s0;
-    int so = 0;
+    // a head (see with_ncx_width) or the tile's last, partial step, in the scalar layout (see above):
+    // whole rows of the lanes (L elements, one count for all lanes) where kTailRows<T>, then one
+    // element at a time (a 14x14 plane: 12 full steps of one host thread and a 4-element head or
+    // tail; a whole masked chunk per thread cost as much as the full steps)
+    auto partial = [&](int so, int rem) {
+      const T* p = x + off0 + so;
+      int e = 0;
+      for (; kTailRows<T> && (e + L - 1) * tx + xi < rem; e += L) {
+        A r1[1][L];
+#pragma unroll
+        for (int k = 0; k < L; ++k) r1[0][k] = ld(p[(e + k) * tx + xi]) - K;
+        aclnn::welford_lanes_add(mean, m2, n, r1);
+      }
+      for (; e * tx + xi < rem; ++e) aclnn::welford_add_one(tail, ld(p[e * tx + xi]) - K);
+    };
+    int so = ncx_head<T, VW>(x + off0, len);
+    if (so > 0) partial(0, so);
     for (; so + step <= len; so += step) {  // full steps: every element is in the tile
       A v[E];
       bool ok[E];
@@ -788,20 +804,7 @@ __device__ __forceinline__ void ncx_stats_loop(const T* __restrict__ x, long lon
       for (int e = 0; e < E; ++e) r[e / L][e % L] = v[e] - K;
       aclnn::welford_lanes_add(mean, m2, n, r);
     }
-    // the tile's last, partial step, in the scalar layout (see above): whole rows of the lanes (L
-    // elements, one count for all lanes) where kTailRows<T>, then one element at a time (a 14x14
-    // plane: 12 full steps of one host thread and a 4-element tail; a whole masked chunk per thread
-    // cost as much as the full steps)
-    const T* p = x + off0 + so;
-    const int rem = len - so;
-    int e = 0;
-    for (; kTailRows<T> && (e + L - 1) * tx + xi < rem; e += L) {
-      A r1[1][L];
-#pragma unroll
-      for (int k = 0; k < L; ++k) r1[0][k] = ld(p[(e + k) * tx + xi]) - K;
-      aclnn::welford_lanes_add(mean, m2, n, r1);
-    }
-    for (; e * tx + xi < rem; ++e) aclnn::welford_add_one(tail, ld(p[e * tx + xi]) - K);
+    partial(so, len - so);
     tile.advance();
   }
   Welford<A, int> lw[L];
@@ -955,8 +958,9 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
     const long long c = blockIdx.x;
     const A K = ld(x[c * S]);
     Welford<A, int> w{A(0), A(0), 0};
-    with_ncx_width<T>(S, x, nullptr, nullptr, nullptr,
-                      [&](auto vw) { ncx_stats_loop<T, decltype(vw)::value>(x, N, C, S, c, K, w); });
+    with_ncx_width<T>(
+        S, x, nullptr, nullptr, nullptr, [&](auto vw) { ncx_stats_loop<T, decltype(vw)::value>(x, N, C, S, c, K, w); },
+        true);
     w = block_welford(w);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       ws_mean[split * C + c] = w.mean;
@@ -1460,7 +1464,8 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
     const unsigned* mrow = MASKED ? mask + p * W : nullptr;
-    int so = 0;
+    int so = ncx_head<T, VW>(x + off0, len);  // 0 unless peeling (not MASKED: see bn_bwd_reduce_partial)
+    if (so > 0) add_step(0, s0, off0, mrow, so, BoolConst<false>{});
     for (; so + step <= len; so += step) add_step(so, s0, off0, mrow, len, BoolConst<true>{});
     if (so < len) add_step(so, s0, off0, mrow, len, BoolConst<false>{});
     tile.advance();
@@ -1557,9 +1562,10 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
     const long long c = blockIdx.x;
     const A m = mean_f[c];
     A s1 = A(0), s2 = A(0);
-    with_ncx_width<T>(S, dy, x, nullptr, nullptr, [&](auto vw) {
-      ncx_bred_loop<T, decltype(vw)::value, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
-    });
+    with_ncx_width<T>(
+        S, dy, x, nullptr, nullptr,
+        [&](auto vw) { ncx_bred_loop<T, decltype(vw)::value, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2); },
+        !MASKED);  // (mask bits are read per word-aligned step)
     block_sum2(s1, s2);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       ws_a[split * C + c] = s1;
