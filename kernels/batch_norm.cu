@@ -335,7 +335,8 @@ template <bool B> struct BoolConst { static constexpr bool value = B; };
 // pointers are then equally misaligned at every plane); for 2-byte types 8-byte vectors next (S % 4
 // == 0: 14x14 planes), which still convert the elements in pairs; else VW = 0, the lane-consecutive
 // scalar path. Loops whose steps must start at a mask word (the reserve-mask readers and writers) do
-// not peel.
+// not peel, nor the backward reduce (measured 6 % slower on 14x14 f16/bf16 with it; its partial steps
+// load whole vectors, which needs S % VW == 0).
 template <typename T, typename Body>
 __device__ __forceinline__ void with_ncx_width(long long S, const void* a, const void* b, const void* c,
                                                const void* d, Body&& body, bool peel = false) {
@@ -1464,8 +1465,7 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
     const long long p = tile.plane * C + c;
     const long long off0 = p * S + s0;
     const unsigned* mrow = MASKED ? mask + p * W : nullptr;
-    int so = ncx_head<T, VW>(x + off0, len);  // 0 unless peeling (not MASKED: see bn_bwd_reduce_partial)
-    if (so > 0) add_step(0, s0, off0, mrow, so, BoolConst<false>{});
+    int so = 0;
     for (; so + step <= len; so += step) add_step(so, s0, off0, mrow, len, BoolConst<true>{});
     if (so < len) add_step(so, s0, off0, mrow, len, BoolConst<false>{});
     tile.advance();
@@ -1562,10 +1562,9 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_bwd_reduce_partial(const T* __res
     const long long c = blockIdx.x;
     const A m = mean_f[c];
     A s1 = A(0), s2 = A(0);
-    with_ncx_width<T>(
-        S, dy, x, nullptr, nullptr,
-        [&](auto vw) { ncx_bred_loop<T, decltype(vw)::value, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2); },
-        !MASKED);  // (mask bits are read per word-aligned step)
+    with_ncx_width<T>(S, dy, x, nullptr, nullptr, [&](auto vw) {
+      ncx_bred_loop<T, decltype(vw)::value, MASKED>(dy, x, mask, N, C, S, c, m, s1, s2);
+    });
     block_sum2(s1, s2);
     if (threadIdx.x == 0 && threadIdx.y == 0) {
       ws_a[split * C + c] = s1;
