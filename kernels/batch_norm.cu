@@ -723,6 +723,18 @@ __device__ __forceinline__ void column_sum2(A (&a)[kCPT], A (&b)[kCPT]) {
 // ------------------------------------------------------------------------------------------------
 enum Act { kActIdentity = 0, kActRelu = 1, kActClippedRelu = 2 };
 
+// v where its reserve-mask bit is set, else +0: a bitwise AND with an all-ones or all-zero word, not a
+// branch. The bits are data (about half of them set after a ReLU), and g++ compiled `if (!bit) d = 0`
+// into a branch per element on the host, mispredicted half the time (the fused backward's kernels took
+// 5.8-6.1 ms against 0.4-0.9 unfused on 8x64x56x56, f32, one emulator thread).
+template <typename A>
+__device__ __forceinline__ A keep_if(A v, bool bit) {
+  if constexpr (sizeof(A) == 8)
+    return __longlong_as_double(__double_as_longlong(v) & -static_cast<long long>(bit));
+  else
+    return __int_as_float(__float_as_int(v) & -static_cast<int>(bit));
+}
+
 template <typename A>
 __device__ __forceinline__ A act_fwd(A v, int act, A ceiling, bool& pass) {
   if (act == kActRelu) {
@@ -1450,8 +1462,7 @@ __device__ __forceinline__ void ncx_bred_loop(const T* __restrict__ dy, const T*
       bool bit[E];
       ncx_read_bits<T, VW, E>(mrow, s0 + so, len - so, tx, xi, bit);
 #pragma unroll
-      for (int e = 0; e < E; ++e)
-        if (!bit[e]) d[e] = A(0);
+      for (int e = 0; e < E; ++e) d[e] = keep_if(d[e], bit[e]);
     }
 #pragma unroll
     for (int e = 0; e < E; ++e) {
@@ -1497,8 +1508,7 @@ __device__ __forceinline__ void nxc_bred_chunk(const T* __restrict__ dy, const T
       if constexpr (MASKED) {
         const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
-        for (int k = 0; k < kCPT; ++k)
-          if (!((nib >> k) & 1u)) d[j][k] = A(0);
+        for (int k = 0; k < kCPT; ++k) d[j][k] = keep_if(d[j][k], (nib >> k) & 1u);
       }
 #pragma unroll
       for (int k = 0; k < kCPT; ++k) p[j][k] = d[j][k] * (v[k] - m[k]);
@@ -1690,8 +1700,7 @@ __device__ __forceinline__ void ncx_belem_step(const T* __restrict__ dy, const T
         bool bit[E];
         ncx_read_bits<T, LW, E>(mrow, sp, rem, tx, xi, bit);
 #pragma unroll
-        for (int e = 0; e < E; ++e)
-          if (!bit[e]) d[e] = A(0);
+        for (int e = 0; e < E; ++e) d[e] = keep_if(d[e], bit[e]);
       }
       if (dz) ncx_store<T, LW, E, FULL>(dz, at, rem, tx, xi, d);
     }
@@ -1769,8 +1778,7 @@ __device__ __forceinline__ void nxc_belem_rows(const T* __restrict__ dy, const T
           if (mask) {
             const unsigned bits = nxc_read_bits<G>(mask, r, W, cg);
 #pragma unroll
-            for (int q = 0; q < G; ++q)
-              if (!((bits >> q) & 1u)) d[q] = A(0);
+            for (int q = 0; q < G; ++q) d[q] = keep_if(d[q], (bits >> q) & 1u);
           }
           if (dz) nxc_store<T, VEC, G>(dz, r * C + cg, C - cg, d);
         }
@@ -1846,8 +1854,7 @@ __device__ __forceinline__ void nxc_belem_loop(const T* __restrict__ dy, const T
           if (mask) {
             const unsigned nib = nxc_read_bits(mask, r, W, c0);
 #pragma unroll
-            for (int q = 0; q < kCPT; ++q)
-              if (!((nib >> q) & 1u)) d[j][q] = A(0);
+            for (int q = 0; q < kCPT; ++q) d[j][q] = keep_if(d[j][q], (nib >> q) & 1u);
           }
           if (dz) nxc_store<T, VEC>(dz, r * C + c0, cleft, d[j]);
         }
