@@ -356,6 +356,7 @@ struct Executor {  // per OS thread (and per module): fibers, stacks, block stat
     int bar_kind = 0, bar_line = 0, bar_result = 0;
     const char* bar_file = nullptr;
     bool aborted = false;
+    bool bar_released = false;  // a block barrier was released since the scheduler last looked: rescan from thread 0
     Launch* L = nullptr;
     uint3 bid;
     uint3 tid_dims{0, 0, 0};
@@ -601,6 +602,7 @@ static inline void release_barrier(Executor& ex) {
     }
     ex.bar_result = res;
     ex.ready_gen++;
+    ex.bar_released = true;
     Fiber* fb = ex.fibers;
     for (unsigned i = 0, n = ex.nthreads; i < n; ++i)
         if (fb[i].state == ST_BAR) {
@@ -660,7 +662,22 @@ static int bar_sync(int kind, int pred, const char* file, int line) {
     f->spin_t0 = 0;
     if (ex.bar_count == ex.live) {
         release_barrier(ex);
-        return ex.bar_result;
+        f->tick = 0;   // as release_barrier does for the waiters: statement convergence points count afresh
+        const int res = ex.bar_result;
+        // The block leaves the barrier together and runs on in thread order, lowest first, as a warp's
+        // lanes do after it: the thread that completed it (the last to arrive, usually the highest)
+        // must not run ahead of the lanes below it in its warp. `if (tid < 32) s[tid] += s[tid + 16];`
+        // between barriers (global or shared, no volatile) reads lane 16's old slot on a GPU, where all
+        // lanes load before any stores; lane 31 running first had already added s[47] into s[31]
+        // (Professional CUDA C's reduceCompleteUnrollWarps8Sync: silently wrong sums). The lowest
+        // runnable thread goes first; this one follows in its turn (wait_switch scans upwards).
+        Fiber* fb = ex.fibers;
+        for (unsigned j = 0; j < f->linear; ++j)
+            if (fb[j].state == ST_READY) {
+                switch_to(f, fb[j]);
+                break;
+            }
+        return res;
     }
     f->state = ST_BAR;
     f->cfile = file;
@@ -1219,8 +1236,10 @@ static void run_block_fibers(Executor& ex, Launch& L) {
             progressed = true;
             tls.cur = &fb[i];
             dims.tid = fb[i].tid;
+            ex.bar_released = false;
             ctx_swap(&ex.sched, &fb[i].ctx);
             if (ex.aborted) break;
+            if (ex.bar_released) i = ~0u;   // a barrier released meanwhile: its threads resume from thread 0 on
         }
         if (ex.aborted || ex.live == 0) break;
         if (!progressed) {

@@ -1,0 +1,79 @@
+"""Realism sweep 8: public kernels (Professional CUDA C Programming, the OLCF CUDA training series, Rodinia
+and Parboil kernels not run before) run unchanged against NumPy. What the sweep found wrong in the emulator
+is pinned here by small kernels of our own (third-party code is not kept in the repository)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclnn_py as A
+from aclnn_py import acl
+
+pytestmark = pytest.mark.skipif(
+    acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator behaviour")
+
+# The unrolled last-warp reduction with a __syncthreads between its steps and no volatile (Professional
+# CUDA C Programming's reduceCompleteUnrollWarps8Sync does this on global memory): each guarded step
+# `s[t] += s[t + k]` reads a slot a higher lane of the same warp stores in the same statement. A converged
+# warp loads for every lane before any lane stores, so lane 0 reads lane 16's old value. The emulator runs
+# such a statement in thread order (right for a stored slot that grows with the thread index), but after
+# a barrier the thread that completed it (the last to arrive: lane 31 of the last warp) ran on first and
+# added s[47] into s[31] before lane 15 read it: a silently wrong sum in every block.
+TAIL_SRC = r'''
+extern "C" __global__ void tail_global(int* g, int* out, int nlive) {
+    unsigned tid = threadIdx.x;
+    int* s = g + blockIdx.x * blockDim.x;
+    if (tid >= nlive) return;
+    __syncthreads();
+    if (tid < 32) s[tid] += s[tid + 32];
+    __syncthreads();
+    if (tid < 32)
+        s[tid] += s[tid + 16];
+    __syncthreads();
+    if (tid < 32)
+        s[tid] += s[tid + 8];
+    __syncthreads();
+    if (tid < 32) s[tid] += s[tid + 4];
+    __syncthreads();
+    if (tid < 32) s[tid] += s[tid + 2];
+    __syncthreads();
+    if (tid < 32) s[tid] += s[tid + 1];
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+extern "C" __global__ void tail_shared(const float* x, float* out) {
+    __shared__ float s[64];
+    unsigned tid = threadIdx.x;
+    s[tid] = x[blockIdx.x * 64 + tid];
+    __syncthreads();
+    for (int k = 32; k > 0; k >>= 1) {
+        if (tid < 32) s[tid] += s[tid + k];
+        __syncthreads();
+    }
+    if (tid == 0) out[blockIdx.x] = s[0];
+}
+'''
+
+
+@pytest.mark.parametrize("block,nlive", [(64, 64), (128, 128), (64, 48), (256, 200)])
+def test_block_leaves_a_barrier_in_thread_order(d, block, nlive):
+    rng = np.random.default_rng(block + nlive)
+    nb = 5
+    x = rng.integers(-1000, 1000, nb * block).astype(np.int32)
+    px, po = d.up(x), d.zeros(nb, np.int32)
+    mod = A.RawModule(code=TAIL_SRC)
+    mod.get_function("tail_global")((nb,), (block,), (px, po, np.int32(nlive)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    # lanes 0..63 of each block: the sum of the live ones (a dead slot still holds its input)
+    want = x.reshape(nb, block)[:, :64].sum(1)
+    np.testing.assert_array_equal(d.down(po, nb, np.int32), want)
+
+
+def test_block_leaves_a_barrier_in_thread_order_shared(d):
+    rng = np.random.default_rng(3)
+    nb = 7
+    x = rng.integers(-64, 64, nb * 64).astype(np.float32)   # small integers: any order sums them exactly
+    px, po = d.up(x), d.zeros(nb, np.float32)
+    mod = A.RawModule(code=TAIL_SRC)
+    mod.get_function("tail_shared")((nb,), (64,), (px, po))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, nb, np.float32), x.reshape(nb, 64).sum(1))
