@@ -77,3 +77,37 @@ def test_block_leaves_a_barrier_in_thread_order_shared(d):
     mod.get_function("tail_shared")((nb,), (64,), (px, po))
     assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
     np.testing.assert_array_equal(d.down(po, nb, np.float32), x.reshape(nb, 64).sum(1))
+
+
+# A cooperative launch in which one block fails: the report must name that block's cause. Reports keep the
+# lowest block's, and block 0, waiting at grid.sync() for the failed block, recorded "stopped at grid.sync():
+# another block of the cooperative launch failed", which replaced the cause (the OLCF training series'
+# my_remove_if with a grid-stride loop around a block barrier: block 1 deadlocked, block 0's note was all
+# the user saw).
+COOP_FAIL_SRC = r'''
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void coop_fail(int* out, int n) {
+    cg::grid_group grid = cg::this_grid();
+    cg::thread_block block = cg::this_thread_block();
+    if (blockIdx.x == 1) {
+        // a block barrier in a loop whose trip count differs between the block's threads
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            out[i] = i;
+            block.sync();
+        }
+    }
+    grid.sync();
+    out[blockIdx.x] += 1;
+}
+'''
+
+
+def test_cooperative_launch_reports_the_failing_blocks_cause(d):
+    mod = A.RawModule(code=COOP_FAIL_SRC, enable_cooperative_groups=True)
+    po = d.zeros(256, np.int32)
+    mod.get_function("coop_fail")((2,), (64,), (po, np.int32(100)))
+    assert acl.rt.synchronize_device() != 0
+    msg = acl.get_recent_err_msg()
+    assert "block (1,0,0)" in msg and "deadlock" in msg, msg
+    assert "another block" not in msg, msg

@@ -489,6 +489,19 @@ static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) {
     throw ThreadStop{};
 }
 
+// Stops the calling CUDA thread (and its block) without recording anything: for a thread that stops
+// because another block already failed, whose report must stand (a lower block's "stopped" note would
+// replace it: reports keep the lowest block's).
+[[noreturn]] static void stop_quietly() {
+    if (tls.cur) {
+        Executor& ex = *tls.ex;
+        ex.aborted = true;
+        ctx_swap(&tls.cur->ctx, &ex.sched);  // never resumed
+        __builtin_trap();
+    }
+    throw ThreadStop{};
+}
+
 [[noreturn]] static inline void plain_mode_fail(const char* what, const char* file, int line) {
     fail("%s (%s:%d) reached in plain-loop mode: the emulator's static scan found no barrier or warp "
          "collective reachable from this kernel (set ACLNN_PY_EMU_FORCE_FIBERS=1 to work around it, and report it)",
@@ -1536,7 +1549,9 @@ static void grid_sync_impl(const char* file, int line) {
             if (f->state == ST_GRID) ex.grid_waiting--;
             f->state = ST_READY;
             ex.ready_gen++;
-            fail("stopped at grid.sync() (%s:%d): another block of the cooperative launch failed", base_name(file), line);
+            // The failing block's report stands (it named the cause); block 0 waiting here used to replace
+            // it with "stopped at grid.sync(): another block failed", the lowest block's report winning.
+            stop_quietly();
         }
         if (others) ctx_swap(&f->ctx, &ex.sched);
     }
