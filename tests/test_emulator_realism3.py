@@ -8,6 +8,7 @@ import pytest
 
 import aclnn_py as A
 from aclnn_py import acl
+from aclnn_py.emulator import CompileException
 
 pytestmark = pytest.mark.skipif(
     acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator behaviour")
@@ -111,3 +112,20 @@ def test_cooperative_launch_reports_the_failing_blocks_cause(d):
     msg = acl.get_recent_err_msg()
     assert "block (1,0,0)" in msg and "deadlock" in msg, msg
     assert "another block" not in msg, msg
+
+
+# The CUDA runtime's host API named in the source (a host struct with a cudaStream_t, cudaMalloc in a kernel,
+# cudaError_t): g++'s "was not declared" / "does not name a type" alone (with "did you mean 'calloc'?"); now a
+# note says that the emulator, like NVRTC, compiles device code only (Professional CUDA C's crypt.flexible).
+@pytest.mark.parametrize("body,name", [
+    ("typedef struct { cudaStream_t* streams; int n; } ctx;\n"
+     "extern \"C\" __global__ void k(float* x) { x[0] = 1.f; }", "cudaStream_t"),
+    ("extern \"C\" __global__ void k(float* x) { float* p; cudaMalloc((void**)&p, 16); x[0] = 1.f; }", "cudaMalloc"),
+    ("extern \"C\" __global__ void k(float* x) { cudaError_t e = cudaGetLastError(); x[0] = e; }", "cudaError_t"),
+])
+def test_host_runtime_api_names_get_a_note(body, name):
+    with pytest.raises(CompileException) as ei:
+        A.RawModule(code="#include <cuda_runtime.h>\n" + body).get_function("k")
+    msg = str(ei.value)
+    assert f"note: {name}" in msg and "host API" in msg and "device code only" in msg, msg
+    assert f"‘{name}’" in msg or f"'{name}'" in msg, msg   # g++'s own line is still there

@@ -3243,6 +3243,13 @@ def _explain(log: str, code: str = "") -> str:
                  r"(not declared|has not been declared|does not name a type|was not declared)", log):
         hints.append("textures and surfaces (cudaTextureObject_t, tex1D/2D/3D, tex1Dfetch, surf*D, texture<>) are not "
                      "supported by the emulator: read the data through a plain pointer (and interpolate in the kernel)")
+    host_api = sorted(set(re.findall(r"[‘'`](cuda[A-Z]\w*)['’`] (?:was not declared|has not been declared|does not name a "
+                                     r"type|is not a member)", log)) - {"cudaTextureObject_t", "cudaSurfaceObject_t"})
+    if host_api:
+        hints.append(f"{', '.join(host_api[:6])}: the CUDA runtime's host API (cudaMalloc, cudaMemcpy, streams, events, "
+                     "cudaError_t, cudaDeviceSynchronize, ...) is not provided by the emulator, which, like NVRTC, "
+                     "compiles device code only; allocate, copy and launch from Python (aclnn_py.acl.rt / RawKernel), "
+                     "and leave host code out of the source (calling the runtime from device code is not supported)")
     if re.search(r"this_multi_grid|multi_grid_group|cluster_group|this_cluster", log):
         hints.append("multi-grid groups and thread-block clusters are not supported by the emulator")
     return ("".join(f"note: {h}\n" for h in hints)) + log
