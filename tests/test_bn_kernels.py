@@ -501,6 +501,47 @@ def test_backward_training(mod, T, cl, shape):
     mem.check_guards()
 
 
+def _random_shapes(T, k=6):
+    """k seeded (N, C, S) with S of every residue mod 8, so NCX planes start at every offset from a
+    16-byte boundary: the elementwise kernels and the statistics peel each tile's head up to one
+    (with_ncx_width / ncx_head), the backward reduce does not."""
+    r = rng_for("shapes", T)
+    return [(int(r.integers(1, 5)), int(r.integers(1, 13)), int(r.integers(2, 40)) * 8 + int(res))
+            for res in r.permutation(8)[:k]]
+
+
+@pytest.mark.parametrize("T", TYPES)
+@pytest.mark.parametrize("cl", LAYOUTS)
+def test_training_on_random_shapes(mod, T, cl):
+    """Forward and backward training, 16-byte aligned buffers, S of six residues mod 8: every head a
+    peeling loop can take (a head counted twice or skipped changes the sums and the outputs)."""
+    for N, C, S in _random_shapes(T):
+        r = rng_for("rand", T, cl, N, C, S)
+        mem = Mem()
+        x, xv = mem.data(r.normal(0.5, 2.0, (N, C, S)), T, cl)
+        dy, dyv = mem.data(r.normal(0.0, 1.0, (N, C, S)), T, cl)
+        w, wv = mem.vec(r.normal(1.0, 0.3, C), "float")
+        b, bv = mem.vec(r.normal(0.0, 0.3, C), "float")
+        ws, sp = stats(mod, mem, x, N, C, S, T, cl)
+        sm, si, cf = finalize_stats(mod, mem, ws, sp, C, "float", 1e-5, 0.0, w, b)
+        y, _ = apply(mod, mem, x, N, C, S, T, cl, cf, cf.ptr + 4 * C, cf.ptr + 8 * C)
+        want = ref.batch_norm(xv, wv, bv, None, None, True, 0.0, 1e-5)
+        what = f"{(N, C, S)} "
+        check(read_vec(sm, "float"), want["save_mean"], "float", scale=4, what=what + "save_mean")
+        check(read_data(y, N, C, S, T, cl), want["output"], T, scale=4, what=what + "output")
+        mean, invstd = read_vec(sm, "float"), read_vec(si, "float")
+        pc = prep(mod, mem, C, "float", sm, si, False, 0.0, w)
+        ws, sp = bwd_reduce(mod, mem, dy, x, pc, N, C, S, T, cl)
+        (sdy, _, gw, gb), bc = bwd_finalize(mod, mem, ws, sp, C, N * S, "float", pc.ptr + 4 * C, pc.ptr + 8 * C)
+        dx, _ = bwd_elemt(mod, mem, dy, x, N, C, S, T, cl, 1, pc, bc, bc.ptr + 4 * C, bc.ptr + 8 * C)
+        gi, gwr, gbr = ref.batch_norm_backward(dyv, xv, wv, None, None, mean, invstd, True)
+        sc = 16 * math.sqrt(N * S)
+        check(read_vec(gb, "float"), gbr, "float", scale=sc, what=what + "grad_bias")
+        check(read_vec(gw, "float"), gwr, "float", scale=sc, what=what + "grad_weight")
+        check(read_data(dx, N, C, S, T, cl), gi, T, scale=8, what=what + "grad_input")
+        mem.check_guards()
+
+
 @pytest.mark.parametrize("T", TYPES)
 @pytest.mark.parametrize("cl", LAYOUTS)
 def test_backward_inference(mod, T, cl):
