@@ -1,6 +1,6 @@
 """The BatchNorm plans a GPU gets, run on the emulator. On the host the BatchNorm family launches its
-kernels with one warp per block and few blocks (``_bn_plan``'s host profile); what a GPU runs —
-256-thread blocks, occupancy-sized grids, many reduction splits — is exercised here, with the GPU
+kernels with one warp per block (one thread for the NCHW reductions) and few blocks (``_bn_plan``'s
+host profile); what a GPU runs — 256-thread blocks, occupancy-sized grids, many reduction splits — is exercised here, with the GPU
 profile forced, on every sample of the family's op database."""
 from __future__ import annotations
 

@@ -348,7 +348,7 @@ def test_name_expressions_cover_every_kernel():
 
 @pytest.fixture(autouse=True, params=["host", "gpu"])
 def profile(request):
-    """Every kernel test runs the host emulator's launch profile (one warp per block, few blocks)
+    """Every kernel test runs the host emulator's launch profile (one warp per block or one thread, few blocks)
     and the GPU's (256 threads per block, occupancy-sized grids): the same kernels must be right
     for both, and on the emulator only a forced profile exercises the GPU's."""
     force_profile(request.param)
