@@ -701,6 +701,49 @@ def test_fused_forward_backward(mod, T, cl, case):
     mem.check_guards()
 
 
+@pytest.mark.parametrize("T", TYPES)
+@pytest.mark.parametrize("cl", LAYOUTS)
+@pytest.mark.parametrize("shape", [(3, 5, 50), (2, 37, 9)])
+def test_fused_backward_drops_masked_nonfinite_dy(mod, T, cl, shape):
+    """Where the reserve mask's bit is clear the gradient is exactly +0 whatever dy holds there (inf,
+    NaN): the kernels zero it by a bitwise AND (keep_if), not by multiplying by the bit (NaN * 0 = NaN)."""
+    N, C, S = shape
+    r = rng_for("fused-nonfinite", T, cl, shape)
+    mem = Mem()
+    x, xv = mem.data(r.normal(0.0, 1.5, (N, C, S)), T, cl)
+    P = "float"
+    w, wv = mem.vec(r.normal(1.0, 0.3, C), P)
+    b, bv = mem.vec(r.normal(0.0, 0.3, C), P)
+    ws, sp = stats(mod, mem, x, N, C, S, T, cl)
+    sm, si, cf = finalize_stats(mod, mem, ws, sp, C, P, 1e-5, 0.0, w, b)
+    y, mk = apply(mod, mem, x, N, C, S, T, cl, cf, cf.ptr + 4 * C, cf.ptr + 8 * C, act=1, fused=True, mask=True)
+    got_mask = unpack_mask(mk, N, C, S, cl)
+    assert 0 < got_mask.sum() < got_mask.size
+    d = r.normal(0.0, 1.0, (N, C, S))
+    off = np.flatnonzero(~got_mask)
+    d.flat[off[0::3]] = np.inf
+    d.flat[off[1::3]] = -np.inf
+    d.flat[off[2::3]] = np.nan
+    dy, dyv = mem.data(d, T, cl)
+    dyv = np.where(got_mask, dyv, 0.0)  # what the gradient is: dy where the activation passed
+    smv, siv = read_vec(sm, P), read_vec(si, P)
+    pc = prep(mod, mem, C, P, sm, si, False, 0.0, w)
+    ws2, sp2 = bwd_reduce(mod, mem, dy, x, pc, N, C, S, T, cl, mask=mk)
+    (_, _, gw, gb), cf2 = bwd_finalize(mod, mem, ws2, sp2, C, N * S, P, pc.ptr + 4 * C, pc.ptr + 8 * C,
+                                       outs=(False, False, True, True))
+    dx, dz = bwd_elemt(mod, mem, dy, x, N, C, S, T, cl, 2, pc, cf2, cf2.ptr + 4 * C, cf2.ptr + 8 * C, mask=mk,
+                       want_dz=True)
+    dxr, dzr, dsr, dbr = ref.batch_norm_fused_backward(dyv, xv, wv, smv, siv, got_mask, True)
+    got_dz = read_data(dz, N, C, S, T, cl)
+    assert np.all(np.isfinite(got_dz)) and np.all(got_dz[~got_mask] == 0) and not np.signbit(got_dz[~got_mask]).any()
+    check(got_dz, dzr, T, what="dz")
+    check(read_data(dx, N, C, S, T, cl), dxr, T, scale=8, what="dx")
+    sc = 16 * math.sqrt(N * S)
+    check(read_vec(gw, P), dsr, P, scale=sc, what="dscale")
+    check(read_vec(gb, P), dbr, P, scale=sc, what="dbias")
+    mem.check_guards()
+
+
 # ------------------------------------------------------------------------------------------------
 # gather stats with counts
 # ------------------------------------------------------------------------------------------------
