@@ -1352,32 +1352,46 @@ __device__ __forceinline__ void nxc_apply_loop(const T* __restrict__ x, const T*
     with_row_group<T, VEC>(C, x, y, z, nullptr, [&](auto gw) {
       constexpr int G = decltype(gw)::value;
       const NxcRows rows = nxc_rows(N * S, cy, yi);
-      for (long long r = rows.begin; r < rows.end; ++r) {
-        unsigned word = 0u;
-        for (long long cg = 0; cg < C; cg += G) {
-          A f[G], zf[G], mm[G], ss[G], hh[G];
-          nxc_coefs<VEC, G>(mean_f, cg, C, mm);
-          nxc_coefs<VEC, G>(scale_f, cg, C, ss);
-          nxc_coefs<VEC, G>(shift_f, cg, C, hh);
-          nxc_load<T, VEC, G>(x, r * C + cg, C - cg, f);
-          if (z) nxc_load<T, VEC, G>(z, r * C + cg, C - cg, zf);
-          unsigned bits = 0u;
+      with_act(act, [&](auto actc) {  // as ncx_apply_loop's host step: act and z hoisted, bits apart
+        constexpr int ACT = decltype(actc)::value;
+        for (long long r = rows.begin; r < rows.end; ++r) {
+          unsigned word = 0u;
+          for (long long cg = 0; cg < C; cg += G) {
+            A f[G], zf[G], mm[G], ss[G], hh[G];
+            nxc_coefs<VEC, G>(mean_f, cg, C, mm);
+            nxc_coefs<VEC, G>(scale_f, cg, C, ss);
+            nxc_coefs<VEC, G>(shift_f, cg, C, hh);
+            nxc_load<T, VEC, G>(x, r * C + cg, C - cg, f);
+            if (z) {
+              nxc_load<T, VEC, G>(z, r * C + cg, C - cg, zf);
+            } else {
 #pragma unroll
-          for (int k = 0; k < G; ++k) {
-            A v = (f[k] - mm[k]) * ss[k] + hh[k];
-            if (z) v += zf[k];
-            bool pass;
-            f[k] = act_fwd(v, act, ceiling, pass);
-            bits |= static_cast<unsigned>(pass & (k < C - cg)) << k;  // branch-free: data-dependent bits
-          }
-          nxc_store<T, VEC, G>(y, r * C + cg, C - cg, f);
-          word |= bits << (cg & 31);
-          if (mask && ((cg & 31) == 32 - G || cg + G >= C)) {
-            mask[r * W + (cg >> 5)] = word;  // padding bits past C stay 0
-            word = 0u;
+              for (int k = 0; k < G; ++k) zf[k] = A(-0.0);  // r + -0 == r for every r
+            }
+            A v[G];
+#pragma unroll
+            for (int k = 0; k < G; ++k) v[k] = (f[k] - mm[k]) * ss[k] + hh[k] + zf[k];
+#pragma unroll
+            for (int k = 0; k < G; ++k) {
+              bool pass;
+              f[k] = act_fwd_c<ACT>(v[k], ceiling, pass);
+            }
+            nxc_store<T, VEC, G>(y, r * C + cg, C - cg, f);
+            unsigned bits = 0u;
+#pragma unroll
+            for (int k = 0; k < G; ++k) {
+              bool pass;
+              act_fwd_c<ACT>(v[k], ceiling, pass);
+              bits |= static_cast<unsigned>(pass & (k < C - cg)) << k;  // branch-free: data-dependent bits
+            }
+            word |= bits << (cg & 31);
+            if (mask && ((cg & 31) == 32 - G || cg + G >= C)) {
+              mask[r * W + (cg >> 5)] = word;  // padding bits past C stay 0
+              word = 0u;
+            }
           }
         }
-      }
+      });
     });
     return;
   }
