@@ -5,6 +5,7 @@ ones are reported), __CUDA_ARCH__, and one CompileException for compile errors."
 from __future__ import annotations
 
 import ctypes
+import re
 import time
 import warnings
 from pathlib import Path
@@ -795,10 +796,11 @@ constexpr int twice(int n) { int s = 0; for (int i = 0; i < n; ++i) s += 2; retu
     assert funcs == {"warp_sum", "k"}
     out = C._rewrite_warp_loops(text, funcs)
     got = [line.strip() for line in out.splitlines() if "loop_tick" in line]
+    got = [re.sub(r"\(\d+u\)", "(N)", line) for line in got]   # a numbered loop: its token index
     assert got == [
-        "for (int i = 0; ::__emu::loop_tick() && ( i < n); ++i) out[i] = 0;",
+        "for (int i = 0; (::__emu::loop_tick(N) && ( i < n) || ::__emu::loop_exit(N)); ++i) out[i] = 0;",
         "for (; ::__emu::loop_tick() ;) { if (n-- < 0) break; }",
-        "do t++; while ( ::__emu::loop_tick() && (t < n));",
+        "do t++; while ( (::__emu::loop_tick(N) && (t < n) || ::__emu::loop_exit(N)));",
     ], got   # not: plain(), the shuffle loop, the declaring while, the range-for, twice()
     assert out.count("\n") == text.count("\n")
     # conditions that declare (skipped), a raw string (untouched), a user function named like a

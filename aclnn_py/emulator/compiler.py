@@ -966,8 +966,10 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
         if not cond.strip():
             edits.append((lo, " ::__emu::loop_tick() "))
         elif not _declares(_tokens(cond)):
-            edits.append((lo, " ::__emu::loop_tick() && ("))
-            edits.append((hi, ")"))
+            # numbered (the loop's token index + 1): a lane that leaves it waits for the lanes still
+            # in it, as a warp reconverges after a divergent loop (cuda_emu.h, loop_exit)
+            edits.append((lo, f" (::__emu::loop_tick({k + 1}u) && ("))
+            edits.append((hi, f") || ::__emu::loop_exit({k + 1}u))"))
     if not edits:
         return text
     return text[:base] + _apply_edits(region, edits) + text[stop:]

@@ -329,6 +329,7 @@ struct Fiber {
     unsigned spin = 0;      // warp collectives / __nanosleep since the last barrier arrival
     int64_t spin_t0 = 0;    // when a possible livelock was first seen (other blocks running)
     int bar_res = 0;
+    unsigned loop = 0;      // the warp-code loop it last ticked in and has not left (see loop_exit)
 };
 
 struct Group {
@@ -1225,6 +1226,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
         f.spin = 0;
         f.spin_t0 = 0;
         f.tick = 0;
+        f.loop = 0;
     }
     const unsigned nw = (N + 31) / 32;
     for (unsigned wi = 0; wi < nw; ++wi) {
@@ -1900,6 +1902,48 @@ constexpr bool loop_tick() {
     if (!std::is_constant_evaluated()) lockstep();
     return true;
 }
+// The same, for a loop the loader numbered (id > 0): the thread is inside loop `id` until loop_exit.
+constexpr bool loop_tick(unsigned id) {
+    if (!std::is_constant_evaluated()) {
+        if (Fiber* f = tls.cur) f->loop = id;
+        lockstep();
+    }
+    return true;
+}
+// A loop's exit in code written for a warp (the loader makes a numbered loop's condition
+// `loop_tick(id) && (cond) || loop_exit(id)`): a GPU reconverges a warp where a divergent loop ends,
+// so the lanes that leave it first wait there while the others still iterate. Without it a lane
+// that left ran on into its next iteration of an outer loop among the lanes still in the inner one:
+// the pre-Volta shared-memory histogram (a tagged `do { c = s[b] + 1 | tag; s[b] = c; } while (s[b] !=
+// c);` through a volatile pointer, Rodinia hybridsort's histogram1024Kernel) then saw a winner's
+// second increment as a lost write and counted it twice. The thread lets every runnable lane of its
+// warp whose last loop tick was this loop's run first, a bounded number of times (a lane that left
+// by `break` or `return` still looks inside): never a wait that could block, only an order.
+// Always false, so the condition stays the user's.
+static inline bool loop_leave(unsigned id) {
+    Fiber* f = tls.cur;
+    if (!f) return false;
+    f->loop = 0;
+    Executor& ex = *tls.ex;
+    const unsigned lane = f->linear & 31u, base = f->linear - lane;
+    for (unsigned round = 0; round < 4096; ++round) {
+        Fiber* next = nullptr;
+        for (unsigned k = 1; k < 32; ++k) {
+            const unsigned j = base + ((lane + k) & 31u);
+            if (j < ex.nthreads && ex.fibers[j].state == ST_READY && ex.fibers[j].loop == id) {
+                next = &ex.fibers[j];
+                break;
+            }
+        }
+        if (!next) break;
+        switch_to(f, *next);
+    }
+    return false;
+}
+constexpr bool loop_exit(unsigned id) {
+    if (!std::is_constant_evaluated()) return loop_leave(id);
+    return false;
+}
 
 // A statement convergence point: the loader puts one between two statements of user code where a
 // thread may store to shared memory what another loads in the later one (or load a slot another
@@ -2007,6 +2051,10 @@ struct vptr {
     vptr() = default;
     vptr(T* q) : p(q) {}
     vptr(std::nullptr_t) : p(nullptr) {}
+    // a `volatile T x[N]` array (a `volatile __shared__` one: the rewrite leaves arrays alone) decays to a
+    // plain `volatile T*`, passed to a `volatile T*` parameter (Rodinia hybridsort's addData1024)
+    template <class U, class = std::enable_if_t<std::is_same_v<U, volatile T>>>
+    vptr(U* q) : p(const_cast<T*>(q)) {}
     template <class U, class = std::enable_if_t<std::is_convertible_v<U*, T*>>>
     vptr(vptr<U> o) : p(o.p) {}
     explicit vptr(void* q) : p(static_cast<T*>(q)) {}

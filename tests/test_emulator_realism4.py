@@ -1,0 +1,92 @@
+"""Realism sweep 9: public kernels (the rest of Rodinia and Parboil, cuda-samples not run before, PMPP and
+CUDA by Example code) run unchanged against NumPy. What the sweep found wrong in the emulator is pinned here
+by small kernels of our own (third-party code is not kept in the repository)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclnn_py as A
+from aclnn_py import acl, emulator
+
+pytestmark = pytest.mark.skipif(
+    acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator behaviour")
+
+
+# A `volatile __shared__` array (its elements are left to the statement convergence points) decays to a
+# plain `volatile T*`; passed to a `volatile T*` parameter, which the loader rewrites to its lockstep
+# proxy ::__emu::vptr<T>, it did not compile ("could not convert 'volatile unsigned int*' to
+# '__emu::vptr<unsigned int>'": Rodinia hybridsort's histogram1024Kernel, `addData1024(s_Hist + warpBase,
+# ...)`). Also through a local `volatile T*` initialised from the array.
+VOLATILE_ARRAY_SRC = r'''
+__device__ void bump(volatile unsigned int* row, int i) { row[i] = row[i] + 1u; }
+extern "C" __global__ void volatile_array_arg(unsigned int* out) {
+    volatile __shared__ unsigned int s[2 * 64];
+    for (int i = threadIdx.x; i < 2 * 64; i += blockDim.x) s[i] = i;
+    __syncthreads();
+    volatile unsigned int* mine = s + (threadIdx.x >> 5) * 64;
+    bump(s + (threadIdx.x >> 5) * 64, threadIdx.x & 31);    // the array itself, decayed
+    bump(mine, 32 + (threadIdx.x & 31));                     // a local volatile pointer
+    __syncthreads();
+    for (int i = threadIdx.x; i < 2 * 64; i += blockDim.x) out[i] = s[i];
+}
+'''
+
+
+def test_volatile_shared_array_to_volatile_pointer_parameter(d):
+    po = d.zeros(128, np.uint32)
+    mod = A.RawModule(code=VOLATILE_ARRAY_SRC)
+    mod.get_function("volatile_array_arg")((1,), (64,), (po,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(po, 128, np.uint32), np.arange(128) + 1)
+
+
+# The pre-Volta shared-memory histogram: each warp has its own sub-histogram; a lane adds one to a bin by
+# storing its count tagged with its lane number through a volatile pointer and retrying until it reads its
+# own store back (when lanes of a warp hit the same bin, one store wins and the others retry). A GPU
+# reconverges the warp where the retry loop ends: a lane that won waits there for the lanes still
+# retrying. The emulator let the winner run on to its next element meanwhile; hitting the same bin again
+# it stored over a loser's count, the loser then read a foreign tag, retried and counted once more: 100176
+# counts for 100000 elements, silently (Rodinia hybridsort's histogram1024Kernel; its bucketcount's
+# addOffset is the same loop); with few bins the losers could lose for ever (a livelock until the
+# watchdog). Now a lane that leaves a loop in code written for a warp lets the lanes of
+# its warp still iterating in that loop run first.
+TAGGED_HIST_SRC = r'''
+__device__ void add_tagged(volatile unsigned int* h, unsigned int bin, unsigned int tag) {
+    unsigned int c;
+    do {
+        c = (h[bin] & 0x07FFFFFFu) + 1u;
+        c |= tag;
+        h[bin] = c;
+    } while (h[bin] != c);
+}
+extern "C" __global__ void tagged_hist(const unsigned int* data, unsigned int* out, int n, int nbins) {
+    volatile __shared__ unsigned int h[4 * 64];      // a sub-histogram per warp, up to 4 warps
+    for (int i = threadIdx.x; i < 4 * 64; i += blockDim.x) h[i] = 0;
+    __syncthreads();
+    const unsigned int tag = threadIdx.x << 27;      // the lane number in the top 5 bits
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        add_tagged(h + (threadIdx.x >> 5) * 64, data[i] % nbins, tag);
+    __syncthreads();
+    for (int b = threadIdx.x; b < nbins; b += blockDim.x) {
+        unsigned int s = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) s += h[w * 64 + b] & 0x07FFFFFFu;
+        atomicAdd(out + b, s);
+    }
+}
+'''
+
+
+@pytest.mark.parametrize("n,nbins,blocks,threads", [(20000, 3, 4, 128), (12345, 64, 3, 96), (5000, 1, 2, 64)])
+def test_lanes_reconverge_after_a_tagged_retry_loop(d, n, nbins, blocks, threads):
+    rng = np.random.default_rng(n + nbins)
+    x = rng.integers(0, 1 << 20, n).astype(np.uint32)
+    px, po = d.up(x), d.zeros(nbins, np.uint32)
+    mod = A.RawModule(code=TAGGED_HIST_SRC)
+    emulator.set_watchdog(30)    # a livelock fails in seconds, not 300
+    try:
+        mod.get_function("tagged_hist")((blocks,), (threads,), (px, po, np.int32(n), np.int32(nbins)))
+        assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    finally:
+        emulator.set_watchdog(None)
+    np.testing.assert_array_equal(d.down(po, nbins, np.uint32), np.bincount(x % nbins, minlength=nbins))
