@@ -90,3 +90,53 @@ def test_lanes_reconverge_after_a_tagged_retry_loop(d, n, nbins, blocks, threads
     finally:
         emulator.set_watchdog(None)
     np.testing.assert_array_equal(d.down(po, nbins, np.uint32), np.bincount(x % nbins, minlength=nbins))
+
+
+# A single-pass chained scan (decoupled look-back, as PMPP's "domino" scan): each block takes the next
+# index from a counter, adds its sum to its predecessor's running total once the predecessor's flag is
+# set, and spins on that flag meanwhile. A spinning block with nothing else to run started a block that
+# had not run yet on an extra OS thread at once, though the block it waited for was running on the
+# other one: each helper's block spun and started another, 64 helpers asked for 64 x 1024 fiber stacks
+# of 128 KiB, and the launch failed ("cannot map 1024 fiber stacks ... the block did not run"). While
+# other blocks run, a helper now starts only after the spin has lasted 20 ms.
+CHAINED_SCAN_SRC = r'''
+extern "C" __global__ void chained_sum(const int* x, int* y, int* totals, int* flags, int* counter, int n) {
+    __shared__ int s[1024];
+    __shared__ int bid_s, before;
+    if (threadIdx.x == 0) bid_s = atomicAdd(counter, 1);
+    __syncthreads();
+    const int bid = bid_s, i = bid * blockDim.x + threadIdx.x;
+    s[threadIdx.x] = i < n ? x[i] : 0;
+    for (int k = 1; k < blockDim.x; k *= 2) {     // Hillis-Steele within the block
+        __syncthreads();
+        int v = threadIdx.x >= k ? s[threadIdx.x - k] : 0;
+        __syncthreads();
+        s[threadIdx.x] += v;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int prev = 0;
+        if (bid > 0) {
+            while (atomicAdd(&flags[bid], 0) == 0) {}
+            prev = totals[bid];
+        }
+        before = prev;
+        totals[bid + 1] = prev + s[blockDim.x - 1];
+        __threadfence();
+        atomicExch(&flags[bid + 1], 1);
+    }
+    __syncthreads();
+    if (i < n) y[i] = before + s[threadIdx.x];
+}
+'''
+
+
+def test_spinning_block_waits_before_starting_helpers(d):
+    nb, n = 512, 512 * 1024 - 300
+    x = np.random.default_rng(5).integers(-50, 50, n).astype(np.int32)
+    px, py = d.up(x), d.zeros(n, np.int32)
+    pt, pf, pc = d.zeros(nb + 1, np.int32), d.zeros(nb + 1, np.int32), d.zeros(1, np.int32)
+    mod = A.RawModule(code=CHAINED_SCAN_SRC)
+    mod.get_function("chained_sum")((nb,), (1024,), (px, py, pt, pf, pc, np.int32(n)))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(py, n, np.int32), np.cumsum(x))

@@ -330,6 +330,8 @@ struct Fiber {
     int64_t spin_t0 = 0;    // when a possible livelock was first seen (other blocks running)
     int bar_res = 0;
     unsigned loop = 0;      // the warp-code loop it last ticked in and has not left (see loop_exit)
+    int64_t help_t0 = 0;    // when its spin-wait last considered starting a pending block (help_pending_blocks)
+    unsigned help_spin = 0; // its `spin` count then (a smaller one since: the spin began again)
 };
 
 struct Group {
@@ -1018,12 +1020,29 @@ static void* helper_thread(void* arg) {
 // flag (a single-kernel radix sort waits on the grid's last block; a software grid barrier waits on
 // all). The emulator runs a few blocks at a time: when a spinning thread's block has nothing else to
 // run and blocks of the launch have not started, one more OS thread starts taking them (at most
-// Launch::kMaxHelpers per launch; beyond that the livelock report stands).
+// Launch::kMaxHelpers per launch; beyond that the livelock report stands). While other blocks of
+// the launch run, the one it waits for may be among them (a decoupled look-back scan waits on the
+// block before it, which runs on the other OS thread): then a helper starts only after the spin has
+// lasted kHelpDelayNs since this thread last considered one. Started at once, every helper took a
+// later block that spun too and started another: PMPP's domino scan, 1024 blocks of 1024 threads,
+// had 64 helpers ask for 64 x 1024 fiber stacks and failed ("cannot map 1024 fiber stacks").
+static constexpr int64_t kHelpDelayNs = 20000000;   // 20 ms
 static void help_pending_blocks(Fiber* f, Executor& ex) {
     Launch& L = *ex.L;
     if (L.coop || L.next.load(std::memory_order_relaxed) >= L.nblocks) return;
     for (unsigned i = 0; i < ex.nthreads; ++i)
         if (&ex.fibers[i] != f && (ex.fibers[i].state == ST_READY || ex.fibers[i].state == ST_AMASK)) return;
+    if (L.active.load(std::memory_order_relaxed) > 1) {
+        const int64_t t = now_ns();
+        if (!f->help_t0 || f->spin < f->help_spin) {   // first sight of this spin
+            f->help_t0 = t;
+            f->help_spin = f->spin;
+            return;
+        }
+        if (t - f->help_t0 < kHelpDelayNs) return;
+        f->help_t0 = t;
+        f->help_spin = f->spin;
+    }
     unsigned h = L.nhelpers.load(std::memory_order_relaxed);
     if (h >= Launch::kMaxHelpers || !L.nhelpers.compare_exchange_strong(h, h + 1)) return;
     pthread_attr_t at;
@@ -1225,6 +1244,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
         f.state = ST_READY;
         f.spin = 0;
         f.spin_t0 = 0;
+        f.help_t0 = 0;
         f.tick = 0;
         f.loop = 0;
     }
