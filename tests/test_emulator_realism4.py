@@ -8,6 +8,7 @@ import pytest
 
 import aclnn_py as A
 from aclnn_py import acl, emulator
+from aclnn_py.emulator import CompileException
 
 pytestmark = pytest.mark.skipif(
     acl._state.state.initialized and acl._state.state.backend.name != "host", reason="emulator behaviour")
@@ -140,3 +141,42 @@ def test_spinning_block_waits_before_starting_helpers(d):
     mod.get_function("chained_sum")((nb,), (1024,), (px, py, pt, pf, pc, np.int32(n)))
     assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
     np.testing.assert_array_equal(d.down(py, n, np.int32), np.cumsum(x))
+
+
+# CUDA 12.4's `__maxnreg__(N)` (a register limit, as the CUDA C++ Programming Guide shows it next to
+# `__launch_bounds__`) and a kernel's `__cluster_dims__(x, y, z)` did not compile: g++ saw a function
+# named like the attribute ("variable or field '__maxnreg__' declared void", then errors about the
+# loader's own glue code). Both are nothing to the emulator now: a kernel with a cluster shape and no
+# cluster API runs as its blocks would; the cluster API itself (cg::this_cluster) is still a compile
+# error with the note that clusters are not supported.
+ATTRIBUTES_SRC = r'''
+extern "C" __global__ void __launch_bounds__(128, 2, 1) lb3(float* y) { y[threadIdx.x] += 1.f; }
+extern "C" __global__ void __maxnreg__(32) maxreg(float* y) { y[threadIdx.x] += 2.f; }
+extern "C" __global__ void __cluster_dims__(2, 1, 1) clustered(float* y) {
+    y[blockIdx.x * blockDim.x + threadIdx.x] += 4.f;
+}
+'''
+
+
+def test_maxnreg_and_cluster_dims_attributes(d):
+    py = d.zeros(256, np.float32)
+    mod = A.RawModule(code=ATTRIBUTES_SRC)
+    mod.get_function("lb3")((1,), (128,), (py,))
+    mod.get_function("maxreg")((1,), (128,), (py,))
+    mod.get_function("clustered")((2,), (128,), (py,))
+    assert acl.rt.synchronize_device() == 0, acl.get_recent_err_msg()
+    np.testing.assert_array_equal(d.down(py, 256, np.float32), np.r_[np.full(128, 7.0), np.full(128, 4.0)])
+
+
+def test_cluster_api_is_still_reported():
+    src = r'''
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void __cluster_dims__(2, 1, 1) k(int* out) {
+    cg::cluster_group cluster = cg::this_cluster();
+    out[blockIdx.x] = cluster.block_rank();
+}
+'''
+    with pytest.raises(CompileException) as ei:
+        A.RawModule(code=src).get_function("k")
+    assert "thread-block clusters are not supported" in str(ei.value)

@@ -150,7 +150,7 @@ _WARP_PRIMITIVES = frozenset(
 _EXPLICIT_WARP_SYNC = "__emu_explicit_warp_sync"
 _KEYWORDS = frozenset(
     """if for while switch catch return sizeof alignof decltype typeid static_assert noexcept throw
-    __attribute__ alignas __align__ __launch_bounds__ do else case new delete constexpr consteval
+    __attribute__ alignas __align__ __launch_bounds__ __maxnreg__ __cluster_dims__ do else case new delete constexpr consteval
     requires co_await co_return co_yield""".split()
 )
 
@@ -1011,7 +1011,8 @@ _COMPOUND_ASSIGN = frozenset("+-*/%&|^")
 _STMT_OPENERS = frozenset(("(", "[", "{"))
 _STMT_CLOSERS = frozenset((")", "]", "}"))
 _NOT_STMT = frozenset(("try", "catch", "asm", "__asm__", "__asm", "co_return", "co_yield", "co_await"))
-_ATTR_WORDS = frozenset(("__attribute__", "alignas", "__align__", "__declspec", "__launch_bounds__"))
+_ATTR_WORDS = frozenset(("__attribute__", "alignas", "__align__", "__declspec", "__launch_bounds__", "__maxnreg__",
+                         "__cluster_dims__"))
 _NOT_CALLS = _KEYWORDS | frozenset(("__emu", "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"))
 _TID_WORDS = frozenset(("thread_rank", "laneid", "lane_id", "thread_index"))   # cg / helpers: a thread's own
 _R, _W, _A = 1, 2, 4          # an access loads, stores, or is an atomic read-modify-write

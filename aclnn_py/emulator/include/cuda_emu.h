@@ -106,6 +106,8 @@
 #define __forceinline__ __inline__ __attribute__((always_inline)) /* the loader retries as plain inline if g++ cannot */
 #define __noinline__ /* empty: keeps a later __attribute__((__noinline__)) in std headers valid */
 #define __launch_bounds__(...)
+#define __maxnreg__(...)       /* CUDA 12.4: a register limit, nothing to the emulator */
+#define __cluster_dims__(...)  /* thread-block clusters: the cluster API is reported (no cluster_group) */
 #define __align__(n) __attribute__((aligned(n)))
 #define __builtin_align__(n) __attribute__((aligned(n)))
 #define __constant__ __attribute__((used)) /* kept and never constant-folded: set from the host */
