@@ -905,11 +905,11 @@ __device__ __forceinline__ void nxc_stats_loop(const T* __restrict__ x, long lon
 // plan_reduction). A GPU plan gives each thread 4 channels and walks rows per thread, coalesced across
 // the warp; run thread after thread on the host that read 16 bytes per row (f32 8x64x56x56: 0.9 ms
 // against 0.4 for NCHW). Here the split's one thread walks its rows 4 at a time across every channel,
-// reading memory in order. Each channel group keeps a lanes state (welford_lanes_add: mean and M2 of
+// reading memory in order (G channels a step). Each channel group keeps a lanes state (welford_lanes_add: mean and M2 of
 // x - K per channel, one count for all) in the split's own workspace slots, 8 bytes per channel, so it
 // stays in L1 whatever C is. The split's rows past the last full chunk of 4 (the end of all rows) are
 // added one row at a time. Returns the count; mean / m2 hold the partials (m2 not yet clamped).
-template <typename T, bool VEC>
+template <typename T, bool VEC, int G = kCPT>
 __device__ __forceinline__ int nxc_stats_rows(const T* __restrict__ x, long long R, long long C,
                                               acc_t<T>* __restrict__ mean, acc_t<T>* __restrict__ m2) {
   using A = acc_t<T>;
@@ -918,24 +918,24 @@ __device__ __forceinline__ int nxc_stats_rows(const T* __restrict__ x, long long
   const long long full_end = lmin(cr.end, R / kRPT);
   int n = 0;
   for (long long ch = cr.begin; ch < full_end; ++ch) {
-    for (long long cg = 0; cg < C; cg += kCPT) {
-      A K[kCPT], mu[kCPT], q[kCPT], f[kRPT][kCPT];
-      nxc_load<T, VEC>(x, cg, C - cg, K);
+    for (long long cg = 0; cg < C; cg += G) {
+      A K[G], mu[G], q[G], f[kRPT][G];
+      nxc_load<T, VEC, G>(x, cg, C - cg, K);
 #pragma unroll
-      for (int k = 0; k < kCPT; ++k) {
+      for (int k = 0; k < G; ++k) {
         mu[k] = VEC || k < C - cg ? mean[cg + k] : A(0);
         q[k] = VEC || k < C - cg ? m2[cg + k] : A(0);
       }
 #pragma unroll
       for (int j = 0; j < kRPT; ++j) {
-        nxc_load<T, VEC>(x, (ch * kRPT + j) * C + cg, C - cg, f[j]);
+        nxc_load<T, VEC, G>(x, (ch * kRPT + j) * C + cg, C - cg, f[j]);
 #pragma unroll
-        for (int k = 0; k < kCPT; ++k) f[j][k] -= K[k];
+        for (int k = 0; k < G; ++k) f[j][k] -= K[k];
       }
       int nk = n;
       aclnn::welford_lanes_add(mu, q, nk, f);
 #pragma unroll
-      for (int k = 0; k < kCPT; ++k)
+      for (int k = 0; k < G; ++k)
         if (VEC || k < C - cg) {
           mean[cg + k] = mu[k];
           m2[cg + k] = q[k];
@@ -945,21 +945,21 @@ __device__ __forceinline__ int nxc_stats_rows(const T* __restrict__ x, long long
   }
   const long long tail_end = lmin(cr.end * kRPT, R);
   for (long long r = lmax(cr.begin, full_end) * kRPT; r < tail_end; ++r) {
-    for (long long cg = 0; cg < C; cg += kCPT) {
-      A K[kCPT], mu[kCPT], q[kCPT], f[1][kCPT];
-      nxc_load<T, VEC>(x, cg, C - cg, K);
+    for (long long cg = 0; cg < C; cg += G) {
+      A K[G], mu[G], q[G], f[1][G];
+      nxc_load<T, VEC, G>(x, cg, C - cg, K);
 #pragma unroll
-      for (int k = 0; k < kCPT; ++k) {
+      for (int k = 0; k < G; ++k) {
         mu[k] = VEC || k < C - cg ? mean[cg + k] : A(0);
         q[k] = VEC || k < C - cg ? m2[cg + k] : A(0);
       }
-      nxc_load<T, VEC>(x, r * C + cg, C - cg, f[0]);
+      nxc_load<T, VEC, G>(x, r * C + cg, C - cg, f[0]);
 #pragma unroll
-      for (int k = 0; k < kCPT; ++k) f[0][k] -= K[k];
+      for (int k = 0; k < G; ++k) f[0][k] -= K[k];
       int nk = n;
       aclnn::welford_lanes_add(mu, q, nk, f);
 #pragma unroll
-      for (int k = 0; k < kCPT; ++k)
+      for (int k = 0; k < G; ++k)
         if (VEC || k < C - cg) {
           mean[cg + k] = mu[k];
           m2[cg + k] = q[k];
@@ -1006,8 +1006,13 @@ __global__ void ACLNN_LAUNCH_BOUNDS(256, 4) bn_stats_partial(const T* __restrict
     if (blockDim.x * blockDim.y == 1 && gridDim.x == 1 && C > kCPT) {  // the host's whole-row plan
       A* mean = ws_mean + split * C;
       A* m2 = ws_m2 + split * C;
-      const int n = C % kCPT == 0 && aclnn::is_aligned(x, kCPT * sizeof(T)) ? nxc_stats_rows<T, true>(x, R, C, mean, m2)
-                                                                            : nxc_stats_rows<T, false>(x, R, C, mean, m2);
+      // 2-byte types take a 16-byte vector of 8 channels a step where C and x allow (kRowCPT; the
+      // emulator converts it whole): 8x64x56x56 f16 0.57 -> 0.30 ms, bf16 0.48 -> 0.38 (one emulator
+      // thread); f32 in pairs of 16-byte vectors measured 2x slower, so it keeps 4
+      const int n = row_group_fits<T, true>(C, x, nullptr, nullptr, nullptr)
+                        ? nxc_stats_rows<T, true, kRowCPT<T>>(x, R, C, mean, m2)
+                    : C % kCPT == 0 && aclnn::is_aligned(x, kCPT * sizeof(T)) ? nxc_stats_rows<T, true>(x, R, C, mean, m2)
+                                                                              : nxc_stats_rows<T, false>(x, R, C, mean, m2);
       for (long long c = 0; c < C; ++c) {
         if (m2[c] < A(0)) m2[c] = A(0);  // as welford_lanes_get
         ws_n[split * C + c] = n;
