@@ -936,6 +936,11 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
         if name in warp_funcs:
             loops.update(k for k in range(a + 1, b)
                          if words[k] in ("for", "while") and words[k + 1] == "(" and user(toks[k][1]))
+    # the `if`s of functions with volatile warp code (lockstep accesses): lanes reconverge where one ends
+    ifs: set[int] = set()
+    for name, a, b in scan.funcs:
+        if name in warp_funcs and not _LOCKSTEP_TYPES.isdisjoint(words[scan._boundary(a):b]):
+            ifs.update(k for k in range(a + 1, b) if words[k] == "if" and user(toks[k][1]))
     edits: list[tuple[int, str]] = []
     for k in sorted(loops):
         close = _match_fwd(words, k + 1, "(", ")")
@@ -970,9 +975,26 @@ def _rewrite_warp_loops(text: str, warp_funcs: set[str]) -> str:
             # in it, as a warp reconverges after a divergent loop (cuda_emu.h, loop_exit)
             edits.append((lo, f" (::__emu::loop_tick({k + 1}u) && ("))
             edits.append((hi, f") || ::__emu::loop_exit({k + 1}u))"))
-    if not edits:
+    # (position, 0 for an insertion after a token / 1 before one, order, text): at one position the
+    # closings come first, an inner `if`'s before an outer one's, and the openings outer first
+    ordered: list[tuple[int, int, int, str]] = [(pos, 1, 0, ins) for pos, ins in edits]
+    n_w = len(words)
+    for k in sorted(ifs):
+        end = _stmt_end(words, k, n_w)   # (with its else; -1 when it cannot be delimited for certain)
+        if end < 0 or not (user(toks[k][1]) and user(toks[end][1])):
+            continue
+        # the guard covers the condition too: a lane still evaluating it is in the `if`
+        ordered.append((toks[k][1], 1, k, f"{{ {{ ::__emu::branch_guard __emu_bg({k + 1}u); "))
+        ordered.append((toks[end][2], 0, -k, f" }} ::__emu::branch_leave({k + 1}u); }}"))
+    if not ordered:
         return text
-    return text[:base] + _apply_edits(region, edits) + text[stop:]
+    out, last = [], 0
+    for pos, _, _, ins in sorted(ordered, key=lambda e: e[:3]):
+        out.append(region[last:pos])
+        out.append(ins)
+        last = pos
+    out.append(region[last:])
+    return text[:base] + "".join(out) + text[stop:]
 
 
 # ---- statement convergence points (straight-line warp-synchronous code) ----------------------------

@@ -332,6 +332,10 @@ struct Fiber {
     int64_t spin_t0 = 0;    // when a possible livelock was first seen (other blocks running)
     int bar_res = 0;
     unsigned loop = 0;      // the warp-code loop it last ticked in and has not left (see loop_exit)
+    unsigned branch[4] = {};   // the `if`s of volatile warp code it is inside, innermost last (branch_guard)
+    uint64_t bstamp[4] = {};   // when it entered each (Executor::bseq)
+    uint64_t bleft = 0;        // when it last left one
+    unsigned bdepth = 0;       // how many (deeper ones than 4 are counted, not kept)
     int64_t help_t0 = 0;    // when its spin-wait last considered starting a pending block (help_pending_blocks)
     unsigned help_spin = 0; // its `spin` count then (a smaller one since: the spin began again)
 };
@@ -373,6 +377,7 @@ struct Executor {  // per OS thread (and per module): fibers, stacks, block stat
     // (Last: in front of dsmem they made a kernel with barriers and no such point 8% slower.)
     uint64_t ready_gen = 0, go_gen = ~0ull, go_key = 0;
     unsigned go_next = ~0u;
+    uint64_t bseq = 0;   // a clock for the `if`s of volatile warp code (branch_guard): entries and exits
     ~Executor();
 };
 
@@ -1249,6 +1254,7 @@ static void run_block_fibers(Executor& ex, Launch& L) {
         f.help_t0 = 0;
         f.tick = 0;
         f.loop = 0;
+        f.bdepth = 0;
     }
     const unsigned nw = (N + 31) / 32;
     for (unsigned wi = 0; wi < nw; ++wi) {
@@ -1965,6 +1971,77 @@ static inline bool loop_leave(unsigned id) {
 constexpr bool loop_exit(unsigned id) {
     if (!std::is_constant_evaluated()) return loop_leave(id);
     return false;
+}
+
+// Reconvergence after an `if` in volatile warp code (see _rewrite_warp_loops in compiler.py): a
+// GPU runs a divergent branch's lanes while the others wait where the `if` ends. The lockstep of
+// volatile accesses (vref) counts accesses, not statements: a lane that skipped a branch ran on
+// into the next statement among the lanes still in the branch, and read their slots before they
+// stored to them (a volatile argmax tail, `if (s[t] < s[t + 16]) { s[t] = s[t + 16]; i[t] = i[t +
+// 16]; }` and so on, lost the maximum: too small a value, silently). The loader puts a guard in
+// each branch of such an `if` (the lane is inside it until the guard goes out of scope, also by
+// return or break) and a branch_leave after it: a lane there lets every runnable lane of its warp
+// still inside that `if` run first, a bounded number of times (never a wait that could block).
+struct branch_guard {
+    Fiber* f = nullptr;
+    constexpr explicit branch_guard(unsigned id) {
+        if (!std::is_constant_evaluated()) {
+            f = tls.cur;
+            if (f) {
+                if (f->bdepth < 4) {
+                    f->branch[f->bdepth] = id;
+                    f->bstamp[f->bdepth] = ++tls.ex->bseq;
+                }
+                ++f->bdepth;
+                // the lanes enter together, as they evaluate the condition together: a lane that
+                // leaves at once (its condition false, no volatile access in it) waits for them
+                lockstep();
+            }
+        }
+    }
+    branch_guard(const branch_guard&) = delete;
+    branch_guard& operator=(const branch_guard&) = delete;
+    constexpr ~branch_guard() {
+        if (!std::is_constant_evaluated() && f && f->bdepth) {
+            --f->bdepth;
+            f->bleft = ++tls.ex->bseq;
+        }
+    }
+};
+// inside that `if` since before `before` (not in a later run of it, a helper's next call)
+static inline bool in_branch(const Fiber& o, unsigned id, uint64_t before) {
+    const unsigned n = o.bdepth < 4 ? o.bdepth : 4;
+    for (unsigned i = 0; i < n; ++i)
+        if (o.branch[i] == id && o.bstamp[i] < before) return true;
+    return false;
+}
+static inline void branch_reconverge(unsigned id) {
+    Fiber* f = tls.cur;
+    if (!f) return;
+    Executor& ex = *tls.ex;
+    const unsigned lane = f->linear & 31u, base = f->linear - lane;
+    const uint64_t left = f->bleft;
+    for (unsigned round = 0; round < 4096; ++round) {
+        // while a lane is still in it, hand over as lockstep() does, to the next runnable lane in
+        // lane order (not straight to a lane inside: that gave it a second turn before the lanes
+        // that left the previous `if` had reached this one)
+        Fiber* next = nullptr;
+        bool inside = false;
+        for (unsigned k = 1; k < 32; ++k) {
+            const unsigned j = base + ((lane + k) & 31u);
+            if (j >= ex.nthreads || ex.fibers[j].state != ST_READY) continue;
+            if (!next) next = &ex.fibers[j];
+            if (in_branch(ex.fibers[j], id, left)) {
+                inside = true;
+                break;
+            }
+        }
+        if (!inside) break;
+        switch_to(f, *next);
+    }
+}
+constexpr void branch_leave(unsigned id) {
+    if (!std::is_constant_evaluated()) branch_reconverge(id);
 }
 
 // A statement convergence point: the loader puts one between two statements of user code where a
