@@ -654,6 +654,18 @@ FUSED_CASES = [
 ]
 
 
+def fused_backward(mod, mem, dy, x, N, C, S, T, cl, P, save_mean, save_invstd, w, mask, want_dz, misalign=0):
+    """The fused backward's launches (prep -> reduce with the reserve mask -> finalize -> elemt MODE 2):
+    (grad_weight, grad_bias, dx, dz) buffers."""
+    pc = prep(mod, mem, C, P, save_mean, save_invstd, False, 0.0, w)
+    ws, sp = bwd_reduce(mod, mem, dy, x, pc, N, C, S, T, cl, mask=mask)
+    (_, _, gw, gb), cf = bwd_finalize(mod, mem, ws, sp, C, N * S, P, pc.ptr + 4 * C, pc.ptr + 8 * C,
+                                      outs=(False, False, True, True))
+    dx, dz = bwd_elemt(mod, mem, dy, x, N, C, S, T, cl, 2, pc, cf, cf.ptr + 4 * C, cf.ptr + 8 * C, mask=mask,
+                       want_dz=want_dz, misalign=misalign)
+    return gw, gb, dx, dz
+
+
 @pytest.mark.parametrize("T", TYPES)
 @pytest.mark.parametrize("cl", LAYOUTS)
 @pytest.mark.parametrize("case", FUSED_CASES, ids=lambda c: f"{c[0]}-{c[1]}-z{int(c[2])}-m{c[3]}")
@@ -685,12 +697,7 @@ def test_fused_forward_backward(mod, T, cl, case):
     # backward with the forward's saved statistics and mask
     dy, dyv = mem.data(r.normal(0.0, 1.0, (N, C, S)), T, cl, mis)
     smv, siv = read_vec(sm, P), read_vec(si, P)
-    pc = prep(mod, mem, C, P, sm, si, False, 0.0, w)
-    ws2, sp2 = bwd_reduce(mod, mem, dy, x, pc, N, C, S, T, cl, mask=mk)
-    (_, _, gw, gb), cf2 = bwd_finalize(mod, mem, ws2, sp2, C, N * S, P, pc.ptr + 4 * C, pc.ptr + 8 * C,
-                                       outs=(False, False, True, True))
-    dx, dz = bwd_elemt(mod, mem, dy, x, N, C, S, T, cl, 2, pc, cf2, cf2.ptr + 4 * C, cf2.ptr + 8 * C, mask=mk,
-                       want_dz=with_z, misalign=mis)
+    gw, gb, dx, dz = fused_backward(mod, mem, dy, x, N, C, S, T, cl, P, sm, si, w, mk, with_z, mis)
     dxr, dzr, dsr, dbr = ref.batch_norm_fused_backward(dyv, xv, wv, smv, siv, got_mask, with_z)
     sc = 4 * math.sqrt(N * S) * 4
     check(read_data(dx, N, C, S, T, cl), dxr, T, scale=8, what="dx")
@@ -727,12 +734,7 @@ def test_fused_backward_drops_masked_nonfinite_dy(mod, T, cl, shape):
     dy, dyv = mem.data(d, T, cl)
     dyv = np.where(got_mask, dyv, 0.0)  # what the gradient is: dy where the activation passed
     smv, siv = read_vec(sm, P), read_vec(si, P)
-    pc = prep(mod, mem, C, P, sm, si, False, 0.0, w)
-    ws2, sp2 = bwd_reduce(mod, mem, dy, x, pc, N, C, S, T, cl, mask=mk)
-    (_, _, gw, gb), cf2 = bwd_finalize(mod, mem, ws2, sp2, C, N * S, P, pc.ptr + 4 * C, pc.ptr + 8 * C,
-                                       outs=(False, False, True, True))
-    dx, dz = bwd_elemt(mod, mem, dy, x, N, C, S, T, cl, 2, pc, cf2, cf2.ptr + 4 * C, cf2.ptr + 8 * C, mask=mk,
-                       want_dz=True)
+    gw, gb, dx, dz = fused_backward(mod, mem, dy, x, N, C, S, T, cl, P, sm, si, w, mk, True)
     dxr, dzr, dsr, dbr = ref.batch_norm_fused_backward(dyv, xv, wv, smv, siv, got_mask, True)
     got_dz = read_data(dz, N, C, S, T, cl)
     assert np.all(np.isfinite(got_dz)) and np.all(got_dz[~got_mask] == 0) and not np.signbit(got_dz[~got_mask]).any()

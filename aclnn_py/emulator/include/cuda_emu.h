@@ -485,21 +485,7 @@ static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) {
 
 // Records an error for the current block and stops the calling CUDA thread (and its block).
 [[noreturn]] static void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-[[noreturn]] static void fail(const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (tls.L) vrecord(tls.L, dims.bid, fmt, ap);
-    va_end(ap);
-    if (tls.cur) {
-        Executor& ex = *tls.ex;
-        ex.aborted = true;
-        ctx_swap(&tls.cur->ctx, &ex.sched);  // never resumed
-        __builtin_trap();
-    }
-    throw ThreadStop{};
-}
-
-// Stops the calling CUDA thread (and its block) without recording anything: for a thread that stops
+// Stops the calling CUDA thread (and its block) without recording anything (fail records first): for a thread that stops
 // because another block already failed, whose report must stand (a lower block's "stopped" note would
 // replace it: reports keep the lowest block's).
 [[noreturn]] static void stop_quietly() {
@@ -510,6 +496,14 @@ static inline void record(Launch* L, const uint3& bid, const char* fmt, ...) {
         __builtin_trap();
     }
     throw ThreadStop{};
+}
+
+[[noreturn]] static void fail(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (tls.L) vrecord(tls.L, dims.bid, fmt, ap);
+    va_end(ap);
+    stop_quietly();
 }
 
 [[noreturn]] static inline void plain_mode_fail(const char* what, const char* file, int line) {
